@@ -1,0 +1,174 @@
+"""Workloads: what to measure. A factory takes a device name and returns a `Workload`
+(or a plain `(callable, args)` tuple); targets name a factory.
+
+Target forms:
+- `NAME`                      a built-in scenario: `scenarios/NAME.py:workload`
+- `path/to/file.py:factory`   a factory in a Python file
+- `package.module:factory`    a factory in an importable module
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from advisor.errors import AdvisorError
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+_SCENARIO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A callable and the inputs to call it with, on one device."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    def __call__(self) -> Any:
+        return self.fn(*self.args, **self.kwargs)
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    name: str
+    pattern: str
+    expected_verdict: str
+    gb_code: str | None
+    line: int | None
+    summary: str
+
+
+def scenario_names() -> list[str]:
+    if not SCENARIO_DIR.is_dir():
+        return []
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.py") if not p.stem.startswith("_"))
+
+
+def load_target(target: str, device: str) -> Workload:
+    """Resolve a target string to a Workload on `device`, or raise AdvisorError (one line)."""
+    module, factory_name, label = _resolve_factory_module(target)
+    factory = getattr(module, factory_name, None)
+    if factory is None:
+        raise AdvisorError(f"{label} has no factory named '{factory_name}'")
+    if not callable(factory):
+        raise AdvisorError(f"{label}:{factory_name} is not callable")
+    try:
+        produced = factory(device)
+    except AdvisorError:
+        raise
+    except Exception as exc:  # the user's factory failed: report it, do not crash
+        raise AdvisorError(
+            f"factory {label}:{factory_name}('{device}') raised {type(exc).__name__}: {_first_line(exc)}"
+        ) from exc
+    default_name = module.__name__.rsplit(".", 1)[-1] if factory_name == "workload" else (
+        f"{module.__name__.rsplit('.', 1)[-1]}.{factory_name}"
+    )
+    return coerce_workload(produced, default_name, f"{label}:{factory_name}")
+
+
+def coerce_workload(produced: Any, default_name: str, label: str) -> Workload:
+    if isinstance(produced, Workload):
+        if not callable(produced.fn):
+            raise AdvisorError(f"{label} returned a Workload whose fn is not callable")
+        return dataclasses.replace(
+            produced, args=tuple(produced.args), name=produced.name or default_name
+        )
+    if isinstance(produced, tuple) and len(produced) == 2:
+        fn, args = produced
+        if not callable(fn):
+            raise AdvisorError(f"{label} returned a non-callable ({type(fn).__name__}) as the function")
+        if isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
+            return Workload(fn, tuple(args), {}, default_name)
+        return Workload(fn, (args,), {}, default_name)
+    if callable(produced):
+        raise AdvisorError(
+            f"{label} returned a bare callable; return a Workload or a (callable, args) tuple"
+        )
+    raise AdvisorError(
+        f"{label} returned {type(produced).__name__}; expected a Workload or a (callable, args) tuple"
+    )
+
+
+def _resolve_factory_module(target: str) -> tuple[ModuleType, str, str]:
+    if ":" in target:
+        where, factory_name = target.rsplit(":", 1)
+        if not factory_name.isidentifier():
+            raise AdvisorError(f"'{factory_name}' in target '{target}' is not a factory name")
+    else:
+        where, factory_name = target, "workload"
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        return _load_file(Path(where)), factory_name, where
+    if ":" not in target:
+        if not _SCENARIO_NAME.match(where):
+            raise AdvisorError(f"'{target}' is not a scenario name, FILE.py:factory or module:factory")
+        path = SCENARIO_DIR / f"{where}.py"
+        if not path.is_file():
+            known = ", ".join(scenario_names()) or "none"
+            raise AdvisorError(f"unknown scenario '{where}' (known: {known})")
+        return _load_file(path), factory_name, f"scenario {where}"
+    try:
+        module = importlib.import_module(where)
+    except ModuleNotFoundError as exc:
+        raise AdvisorError(f"cannot import module '{where}': {exc}") from exc
+    except SyntaxError as exc:
+        raise AdvisorError(f"syntax error in {exc.filename}:{exc.lineno}: {exc.msg}") from exc
+    except Exception as exc:
+        raise AdvisorError(f"importing '{where}' raised {type(exc).__name__}: {_first_line(exc)}") from exc
+    return module, factory_name, where
+
+
+def _load_file(path: Path) -> ModuleType:
+    if not path.exists():
+        raise AdvisorError(f"file not found: {path}")
+    if not path.is_file() or path.suffix != ".py":
+        raise AdvisorError(f"not a Python file: {path}")
+    resolved = path.resolve()
+    # A stable module name per file, so functions keep a real __module__ (Dynamo and pickling
+    # look at it) and loading the same file twice reuses the module.
+    module_name = "advisor_target_" + re.sub(r"\W", "_", str(resolved.with_suffix("")))[-80:]
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
+    if spec is None or spec.loader is None:
+        raise AdvisorError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        del sys.modules[module_name]
+        raise AdvisorError(f"syntax error in {path}:{exc.lineno}: {exc.msg}") from exc
+    except Exception as exc:
+        del sys.modules[module_name]
+        raise AdvisorError(f"loading {path} raised {type(exc).__name__}: {_first_line(exc)}") from exc
+    return module
+
+
+def scenario_info(name: str) -> ScenarioInfo:
+    """Read a scenario's declared metadata (module-level PATTERN, EXPECTED_VERDICT, ...)."""
+    module = _load_file(SCENARIO_DIR / f"{name}.py")
+    doc = (module.__doc__ or "").strip()
+    return ScenarioInfo(
+        name=name,
+        pattern=str(getattr(module, "PATTERN", "")),
+        expected_verdict=str(getattr(module, "EXPECTED_VERDICT", "")),
+        gb_code=getattr(module, "EXPECTED_GB_CODE", None),
+        line=getattr(module, "EXPECTED_LINE", None),
+        summary=doc.split("\n\n", 1)[0].replace("\n", " "),
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
