@@ -71,9 +71,8 @@ def load_target(target: str, device: str) -> Workload:
         raise AdvisorError(
             f"factory {label}:{factory_name}('{device}') raised {type(exc).__name__}: {_first_line(exc)}"
         ) from exc
-    default_name = module.__name__.rsplit(".", 1)[-1] if factory_name == "workload" else (
-        f"{module.__name__.rsplit('.', 1)[-1]}.{factory_name}"
-    )
+    base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
+    default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
     return coerce_workload(produced, default_name, f"{label}:{factory_name}")
 
 
@@ -87,7 +86,9 @@ def coerce_workload(produced: Any, default_name: str, label: str) -> Workload:
     if isinstance(produced, tuple) and len(produced) == 2:
         fn, args = produced
         if not callable(fn):
-            raise AdvisorError(f"{label} returned a non-callable ({type(fn).__name__}) as the function")
+            raise AdvisorError(
+                f"{label} returned a non-callable ({type(fn).__name__}) as the function"
+            )
         if isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
             return Workload(fn, tuple(args), {}, default_name)
         return Workload(fn, (args,), {}, default_name)
@@ -111,7 +112,9 @@ def _resolve_factory_module(target: str) -> tuple[ModuleType, str, str]:
         return _load_file(Path(where)), factory_name, where
     if ":" not in target:
         if not _SCENARIO_NAME.match(where):
-            raise AdvisorError(f"'{target}' is not a scenario name, FILE.py:factory or module:factory")
+            raise AdvisorError(
+                f"'{target}' is not a scenario name, FILE.py:factory or module:factory"
+            )
         path = SCENARIO_DIR / f"{where}.py"
         if not path.is_file():
             known = ", ".join(scenario_names()) or "none"
@@ -124,7 +127,9 @@ def _resolve_factory_module(target: str) -> tuple[ModuleType, str, str]:
     except SyntaxError as exc:
         raise AdvisorError(f"syntax error in {exc.filename}:{exc.lineno}: {exc.msg}") from exc
     except Exception as exc:
-        raise AdvisorError(f"importing '{where}' raised {type(exc).__name__}: {_first_line(exc)}") from exc
+        raise AdvisorError(
+            f"importing '{where}' raised {type(exc).__name__}: {_first_line(exc)}"
+        ) from exc
     return module, factory_name, where
 
 
@@ -151,7 +156,9 @@ def _load_file(path: Path) -> ModuleType:
         raise AdvisorError(f"syntax error in {path}:{exc.lineno}: {exc.msg}") from exc
     except Exception as exc:
         del sys.modules[module_name]
-        raise AdvisorError(f"loading {path} raised {type(exc).__name__}: {_first_line(exc)}") from exc
+        raise AdvisorError(
+            f"loading {path} raised {type(exc).__name__}: {_first_line(exc)}"
+        ) from exc
     return module
 
 

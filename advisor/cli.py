@@ -1,0 +1,237 @@
+"""Command line: `advisor run|show|compare|scenarios` (also `python -m advisor`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from advisor.errors import AdvisorError
+from advisor.model import Settings, report_to_json
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more (got {value})")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive (got {text})")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise AdvisorError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="advisor",
+        description="Find, cost and fix torch.compile graph breaks.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="measure and analyse a workload, write a report folder")
+    run.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
+    run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
+    run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
+    run.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
+    run.add_argument(
+        "--repeats",
+        type=_positive_int,
+        default=Settings.repeats,
+        help="interleaved timing rounds per mode",
+    )
+    run.add_argument(
+        "--budget",
+        type=_positive_float,
+        default=Settings.budget_s,
+        help="seconds allowed for steady-state timing (fewer rounds if exceeded)",
+    )
+    run.add_argument(
+        "--min-block-ms",
+        type=_positive_float,
+        default=Settings.min_block_s * 1e3,
+        help="each timed block of calls lasts at least this long",
+    )
+    run.add_argument(
+        "--threads", type=_positive_int, default=None, help="torch intra-op threads while measuring"
+    )
+    run.add_argument("--profile-calls", type=_positive_int, default=Settings.profile_calls)
+    run.add_argument(
+        "--no-what-if", action="store_true", help="skip measuring config-knob counterfactuals"
+    )
+    run.add_argument("--quiet", action="store_true", help="no summary on stdout")
+
+    show = sub.add_parser("show", help="re-render a saved report")
+    show.add_argument("report", help="report.json or a report folder")
+    show.add_argument("--format", choices=("text", "md", "html", "json"), default="text")
+
+    compare = sub.add_parser("compare", help="before/after comparison of two reports")
+    compare.add_argument("before")
+    compare.add_argument("after")
+    compare.add_argument("--out", type=Path, help="folder for compare.md/.json/.html")
+
+    sub.add_parser("scenarios", help="list the built-in scenarios")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted anywhere on the line, so it can be added to any failing command.
+    debug = "--debug" in args_list
+    args_list = [a for a in args_list if a != "--debug"]
+    try:
+        args = build_parser().parse_args(args_list)
+        return _dispatch(args)
+    except AdvisorError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"advisor: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("advisor: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # an advisor bug: still one line unless --debug
+        if debug:
+            traceback.print_exc()
+        else:
+            print(
+                f"advisor: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                " (rerun with --debug for the traceback)",
+                file=sys.stderr,
+            )
+        return 1
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "show":
+        return _cmd_show(args)
+    if args.command == "compare":
+        return _cmd_compare(args)
+    if args.command == "scenarios":
+        return _cmd_scenarios()
+    raise AdvisorError(f"unknown command {args.command}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from advisor import pipeline, report_io
+    from advisor.render.console import render_text
+    from advisor.render.html import render_html
+    from advisor.render.markdown import render_markdown
+
+    settings = Settings(
+        warmup=args.warmup,
+        repeats=args.repeats,
+        budget_s=args.budget,
+        min_block_s=args.min_block_ms / 1e3,
+        threads=args.threads,
+        profile_calls=args.profile_calls,
+        what_if=not args.no_what_if,
+    )
+    if args.out is not None:
+        report_io.check_writable(args.out)
+
+    def progress(message: str) -> None:
+        print(f"advisor: {message}", file=sys.stderr, flush=True)
+
+    report = pipeline.run(pipeline.RunOptions(args.target, args.device, settings), progress)
+    out_dir = args.out or report_io.default_run_dir(Path("reports"), report.workload.name)
+    files = {
+        "report.json": report_to_json(report),
+        "report.md": render_markdown(report),
+        "report.html": render_html(report),
+    }
+    report_io.write_files(out_dir, files)
+    if not args.quiet:
+        print(render_text(report))
+    print(
+        f"advisor: report written to {out_dir}/ (report.json, report.md, report.html)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from advisor import report_io
+
+    report = report_io.load_report(args.report)
+    if args.format == "json":
+        print(report_to_json(report))
+    elif args.format == "md":
+        from advisor.render.markdown import render_markdown
+
+        print(render_markdown(report), end="")
+    elif args.format == "html":
+        from advisor.render.html import render_html
+
+        print(render_html(report))
+    else:
+        from advisor.render.console import render_text
+
+        print(render_text(report))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from advisor import compare, report_io
+    from advisor.render.compare import render_compare_markdown, render_compare_text
+
+    before = report_io.load_report(args.before)
+    after = report_io.load_report(args.after)
+    comparison = compare.compare_reports(before, after)
+    print(render_compare_text(comparison))
+    if args.out is not None:
+        from advisor.model import to_jsonable
+
+        import json
+
+        report_io.write_files(
+            args.out,
+            {
+                "compare.json": json.dumps(to_jsonable(comparison), indent=2),
+                "compare.md": render_compare_markdown(comparison),
+            },
+        )
+        print(f"advisor: comparison written to {args.out}/", file=sys.stderr)
+    return 0
+
+
+def _cmd_scenarios() -> int:
+    from tabulate import tabulate
+
+    from advisor.workload import scenario_info, scenario_names
+
+    rows = []
+    for name in scenario_names():
+        info = scenario_info(name)
+        rows.append([info.name, info.pattern, info.expected_verdict or "-", info.gb_code or "-"])
+    print(tabulate(rows, headers=["scenario", "pattern", "expected verdict", "break code"]))
+    print("\nRun one with `advisor run NAME`; its fix with `advisor run scenarios/NAME.py:fixed`.")
+    return 0

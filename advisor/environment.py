@@ -1,0 +1,33 @@
+"""What the measurement ran on."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import torch
+
+from advisor.model import Environment
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe(device: str) -> Environment:
+    cuda = torch.version.cuda if torch.cuda.is_available() else None
+    device_name = torch.cuda.get_device_name(device) if device.startswith("cuda") else cpu_name()
+    return Environment(
+        torch=str(torch.__version__),
+        python=platform.python_version(),
+        device_name=device_name,
+        platform=f"{platform.system()} {platform.machine()}",
+        cpu_threads=torch.get_num_threads(),
+        cuda=cuda,
+    )

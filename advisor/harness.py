@@ -1,0 +1,396 @@
+"""The harness: eager, default `torch.compile` and `fullgraph=True`, measured the same way.
+
+Method (after PyTorch's dynamo benchmark harness and `torch.utils.benchmark`):
+- eager runs first; if the workload fails uncompiled we stop with that error;
+- each compiled mode is compiled after `torch._dynamo.reset()` with a backend object of its own,
+  so no mode reuses another's compiled code (Dynamo guards cache entries on backend identity);
+  `first_call_s` is compile plus the first run;
+- steady state: warm-up calls, then timed blocks of `number` calls with the device synchronised
+  before and after each block; the modes are interleaved round by round (rotating which goes
+  first) so machine drift hits them all alike; samples are per-call means, summarised by
+  median and IQR, raw samples kept;
+- peak memory is taken over one extra warm call per mode; results are checked against eager
+  with dtype-aware tolerances.
+The clock and the device synchronisation are injected (`Timer`), so the timing logic is tested
+deterministically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ContextManager, Protocol
+
+import torch
+
+from advisor import torch_adapter
+from advisor.errors import AdvisorError
+from advisor.quiet import filtered_native_stderr
+from advisor.model import ModeError, ModeResult, Settings
+from advisor.stats import latency_stats
+from advisor.workload import Workload
+
+COMPILED_MODES = ("default", "fullgraph")
+
+
+class Timer(Protocol):
+    def now(self) -> float: ...
+
+    def sync(self) -> None: ...
+
+    def time_block(self, call: Callable[[], Any], number: int) -> float:
+        """Seconds taken by `number` calls, the device synchronised before and after."""
+        ...
+
+
+@dataclass
+class WallTimer:
+    """perf_counter timing with an explicit device synchronisation (a no-op on CPU)."""
+
+    clock: Callable[[], float] = time.perf_counter
+    synchronize: Callable[[], None] = lambda: None
+
+    def now(self) -> float:
+        return self.clock()
+
+    def sync(self) -> None:
+        self.synchronize()
+
+    def time_block(self, call: Callable[[], Any], number: int) -> float:
+        self.synchronize()
+        start = self.clock()
+        for _ in range(number):
+            call()
+        self.synchronize()
+        return self.clock() - start
+
+
+@dataclass
+class CudaEventTimer:
+    """CUDA events around each block: device time from the first launch to the last kernel."""
+
+    device: str
+
+    def now(self) -> float:
+        torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
+    def sync(self) -> None:
+        torch.cuda.synchronize(self.device)
+
+    def time_block(self, call: Callable[[], Any], number: int) -> float:
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize(self.device)
+        start.record()
+        for _ in range(number):
+            call()
+        end.record()
+        end.synchronize()
+        return float(start.elapsed_time(end)) / 1e3
+
+
+def timer_for(device: str) -> Timer:
+    if device.startswith("cuda"):
+        return CudaEventTimer(device)
+    return WallTimer()
+
+
+def resolve_device(requested: str) -> str:
+    """'auto' picks CUDA when present; an explicit CUDA request without a GPU is an error."""
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise AdvisorError(f"--device {requested} requested but no CUDA device is available")
+        return requested
+    if requested == "cpu":
+        return requested
+    raise AdvisorError(f"unknown device '{requested}' (use cpu, cuda, cuda:N or auto)")
+
+
+@dataclass
+class ModeRun:
+    """A compiled or eager callable kept warm for timing, profiling and what-ifs."""
+
+    mode: str
+    call: Callable[[], Any] | None
+    result: ModeResult
+    output: Any = None
+    backend: torch_adapter.InductorBackend | None = None
+
+
+@dataclass
+class HarnessRun:
+    modes: list[ModeResult]
+    calls: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    reference_output: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+
+Observer = Callable[[], ContextManager[Any]]
+
+
+def measure(
+    workload: Workload,
+    settings: Settings,
+    device: str,
+    timer: Timer | None = None,
+    modes: tuple[str, ...] = ("eager", "default", "fullgraph"),
+    observers: Mapping[str, Observer] | None = None,
+    compile_fn: Callable[[Callable[..., Any], Any, bool], Callable[..., Any]] | None = None,
+    memory: bool = True,
+) -> HarnessRun:
+    """Run every mode and return their results plus the warm callables.
+
+    `observers[mode]()` is entered around that mode's compile, first call and warm-up (the
+    capture stage hooks in here, so capture sees the very compile that is benchmarked).
+    `compile_fn(fn, backend, fullgraph)` defaults to `torch.compile`; tests inject a cheaper one.
+    """
+    _validate(settings)
+    timer = timer or timer_for(device)
+    observers = observers or {}
+    compile_fn = compile_fn or torch_adapter.compile_mode
+    warnings: list[str] = []
+
+    with _threads(settings.threads):
+        eager = _first_call_eager(workload, timer)
+        runs: dict[str, ModeRun] = {"eager": eager}
+        # fullgraph is compiled before default so that default's compile ids stay the live
+        # ones: the profile of the default mode is joined to exactly the graphs captured here.
+        for mode in ("fullgraph", "default"):
+            if mode in modes:
+                runs[mode] = _first_call_compiled(
+                    mode, workload, timer, settings, compile_fn, observers.get(mode), eager.output
+                )
+        ordered = [runs[m] for m in ("eager", "default", "fullgraph") if m in runs]
+        live = [r for r in ordered if r.call is not None and r.result.status == "ok"]
+        samples, number, steady_warnings = _steady_state(live, settings, timer)
+        warnings.extend(steady_warnings)
+        reasons = torch_adapter.recompile_reasons()
+        results: list[ModeResult] = []
+        for run in ordered:
+            result = run.result
+            if run.mode in samples:
+                result = _replace(
+                    result, latency=latency_stats(samples[run.mode], number[run.mode])
+                )
+                if memory and run.call is not None:
+                    peak, method = _peak_memory(run.call, device)
+                    result = _replace(result, peak_memory_bytes=peak, memory_method=method)
+            if run.backend is not None:
+                result = _replace(result, recompiles=_count_recompiles(run.backend, reasons))
+            results.append(result)
+    return HarnessRun(
+        modes=results,
+        calls={r.mode: r.call for r in live if r.call is not None},
+        reference_output=eager.output,
+        warnings=warnings,
+    )
+
+
+def _validate(settings: Settings) -> None:
+    if settings.repeats < 1:
+        raise AdvisorError(f"repeats must be at least 1 (got {settings.repeats})")
+    if settings.warmup < 0:
+        raise AdvisorError(f"warm-up must be zero or more (got {settings.warmup})")
+    if settings.budget_s <= 0:
+        raise AdvisorError(f"the time budget must be positive (got {settings.budget_s})")
+    if settings.threads is not None and settings.threads < 1:
+        raise AdvisorError(f"threads must be at least 1 (got {settings.threads})")
+
+
+@contextlib.contextmanager
+def _threads(threads: int | None) -> Iterator[None]:
+    if threads is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _first_call_eager(workload: Workload, timer: Timer) -> ModeRun:
+    timer.sync()
+    start = timer.now()
+    try:
+        output = workload()
+    except Exception as exc:
+        raise AdvisorError(
+            f"the workload fails in eager mode: {type(exc).__name__}: {_first_line(exc)}"
+        ) from exc
+    timer.sync()
+    first = timer.now() - start
+    return ModeRun(
+        "eager", workload.__call__, ModeResult("eager", "ok", first_call_s=first), output
+    )
+
+
+def _first_call_compiled(
+    mode: str,
+    workload: Workload,
+    timer: Timer,
+    settings: Settings,
+    compile_fn: Callable[[Callable[..., Any], Any, bool], Callable[..., Any]],
+    observer: Observer | None,
+    reference: Any,
+) -> ModeRun:
+    torch_adapter.reset_dynamo()
+    backend = torch_adapter.InductorBackend(mode)
+    compiled = compile_fn(workload.fn, backend, mode == "fullgraph")
+
+    def call() -> Any:
+        return compiled(*workload.args, **workload.kwargs)
+
+    with observer() if observer is not None else contextlib.nullcontext():
+        timer.sync()
+        start = timer.now()
+        try:
+            output = call()
+        except Exception as exc:  # a compile failure is a finding, not a crash
+            info = torch_adapter.describe_compile_failure(exc)
+            error = ModeError(
+                type=info.type,
+                message=info.message,
+                gb_code=info.gb_code,
+                gb_type=info.gb_type,
+                file=info.file,
+                line=info.line,
+                code=info.code,
+            )
+            return ModeRun(mode, None, ModeResult(mode, "failed", error=error), backend=backend)
+        timer.sync()
+        first = timer.now() - start
+        # Warm-up inside the observer: recompiles triggered by later calls belong to this mode.
+        for _ in range(settings.warmup):
+            call()
+    matches, max_diff = compare_outputs(reference, output)
+    result = ModeResult(
+        mode,
+        "ok",
+        first_call_s=first,
+        matches_eager=matches,
+        max_abs_diff=max_diff,
+        graph_count=len(backend.compile_ids),
+    )
+    return ModeRun(mode, call, result, output, backend)
+
+
+def _steady_state(
+    runs: list[ModeRun], settings: Settings, timer: Timer
+) -> tuple[dict[str, list[float]], dict[str, int], list[str]]:
+    warnings: list[str] = []
+    if not runs:
+        return {}, {}, warnings
+    number: dict[str, int] = {}
+    for run in runs:
+        assert run.call is not None
+        for _ in range(settings.warmup):
+            run.call()
+        # Calibrate: enough calls per block that one block lasts min_block_s.
+        single = max(timer.time_block(run.call, 1), 1e-7)
+        # (the tiny slack keeps float noise from adding a call: 2 ms / 1 ms is 2 blocks, not 3)
+        number[run.mode] = max(1, min(10_000, math.ceil(settings.min_block_s / single - 1e-6)))
+    round_s = sum(
+        timer.time_block(run.call, number[run.mode]) for run in runs if run.call is not None
+    )
+    repeats = settings.repeats
+    affordable = max(3, int(settings.budget_s / max(round_s, 1e-9) + 1e-6))
+    if affordable < repeats:
+        warnings.append(
+            f"time budget {settings.budget_s:g}s allows {affordable} of {repeats} rounds; "
+            "raise --budget for more samples"
+        )
+        repeats = affordable
+    samples: dict[str, list[float]] = {run.mode: [] for run in runs}
+    for round_index in range(repeats):
+        shift = round_index % len(runs)
+        for run in runs[shift:] + runs[:shift]:
+            assert run.call is not None
+            elapsed = timer.time_block(run.call, number[run.mode])
+            samples[run.mode].append(elapsed / number[run.mode])
+    return samples, number, warnings
+
+
+def _peak_memory(call: Callable[[], Any], device: str) -> tuple[int, str]:
+    if device.startswith("cuda"):
+        return torch_adapter.cuda_peak_call_bytes(call, device), torch_adapter.CUDA_MEMORY_METHOD
+    with filtered_native_stderr():
+        return torch_adapter.cpu_peak_call_bytes(call), torch_adapter.CPU_MEMORY_METHOD
+
+
+def _count_recompiles(backend: torch_adapter.InductorBackend, reasons: Mapping[str, str]) -> int:
+    count = 0
+    for cid in backend.compile_ids:
+        reason = reasons.get(cid)
+        if reason and not torch_adapter.is_backend_switch(reason):
+            count += 1
+    return count
+
+
+# --- result check ----------------------------------------------------------------------------
+
+# (rtol, atol) per dtype; looser than torch.testing's defaults because compiled kernels fuse and
+# reorder floating-point work (the same tolerances PyTorch's dynamo benchmarks use in spirit).
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1e-4, 1e-4),
+    torch.bfloat16: (1.6e-2, 1e-2),
+    torch.float16: (1e-3, 1e-3),
+}
+
+
+def compare_outputs(expected: Any, actual: Any) -> tuple[bool, float | None]:
+    """Whether `actual` matches `expected` (nested tensors/containers), and the max abs diff."""
+    from torch.utils._pytree import tree_flatten
+
+    exp_leaves, exp_spec = tree_flatten(expected)
+    act_leaves, act_spec = tree_flatten(actual)
+    if exp_spec != act_spec:
+        return False, None
+    worst: float | None = None
+    ok = True
+    for exp, act in zip(exp_leaves, act_leaves):
+        if isinstance(exp, torch.Tensor) and isinstance(act, torch.Tensor):
+            if exp.shape != act.shape or exp.dtype != act.dtype:
+                return False, None
+            if exp.numel() == 0:
+                continue
+            if exp.dtype.is_floating_point or exp.dtype.is_complex:
+                rtol, atol = TOLERANCES.get(exp.dtype, (1e-4, 1e-4))
+                diff = (exp.detach().double() - act.detach().double().to(exp.device)).abs()
+                limit = atol + rtol * exp.detach().double().abs()
+                nan_match = torch.isnan(exp) == torch.isnan(act.to(exp.device))
+                ok = (
+                    ok
+                    and bool(nan_match.all())
+                    and bool(((diff <= limit) | torch.isnan(diff)).all())
+                )
+                finite = diff[~torch.isnan(diff)]
+                if finite.numel():
+                    worst = max(worst or 0.0, float(finite.max()))
+            else:
+                ok = ok and bool(torch.equal(exp.cpu(), act.cpu()))
+                worst = max(worst or 0.0, 0.0 if torch.equal(exp.cpu(), act.cpu()) else math.inf)
+        elif exp != act:
+            ok = False
+    if worst is not None and math.isinf(worst):
+        worst = None
+    return ok, worst
+
+
+def _replace(result: ModeResult, **changes: Any) -> ModeResult:
+    import dataclasses
+
+    return dataclasses.replace(result, **changes)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"

@@ -1,0 +1,47 @@
+"""Small, dependency-free statistics used by the harness and the comparisons."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from advisor.model import LatencyStats
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile (numpy's default method) of a non-empty sequence."""
+    if not values:
+        raise ValueError("quantile of an empty sequence")
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo = math.floor(pos)
+    hi = math.ceil(pos)
+    if lo == hi:
+        return ordered[lo]
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def median(values: Sequence[float]) -> float:
+    return quantile(values, 0.5)
+
+
+def iqr(values: Sequence[float]) -> float:
+    return quantile(values, 0.75) - quantile(values, 0.25)
+
+
+def latency_stats(samples_s: Sequence[float], calls_per_sample: int) -> LatencyStats:
+    """Summarise per-call latency samples given in seconds."""
+    samples_ms = tuple(s * 1e3 for s in samples_s)
+    return LatencyStats(
+        median_ms=median(samples_ms),
+        iqr_ms=iqr(samples_ms),
+        n=len(samples_ms),
+        samples_ms=samples_ms,
+        min_ms=min(samples_ms),
+        max_ms=max(samples_ms),
+        calls_per_sample=calls_per_sample,
+    )
+
+
+def relative_spread(stats: LatencyStats) -> float:
+    return stats.iqr_ms / stats.median_ms if stats.median_ms > 0 else 0.0

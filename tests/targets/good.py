@@ -1,0 +1,40 @@
+"""Targets used by the loader and CLI tests."""
+
+import torch
+
+from advisor import Workload
+
+
+def factory(device: str):
+    return torch.nn.functional.relu, (torch.randn(4, device=device),)
+
+
+def as_workload(device: str) -> Workload:
+    return Workload(torch.add, (torch.ones(2, device=device),), {"other": 1.0}, "adder")
+
+
+def single_arg(device: str):
+    return torch.sin, torch.ones(2, device=device)
+
+
+def raises(device: str):
+    raise RuntimeError("no weights here\nmore text")
+
+
+def non_callable(device: str):
+    return 42, (torch.ones(1),)
+
+
+def bare_callable(device: str):
+    return torch.sin
+
+
+def wrong_shape(device: str):
+    return (torch.sin, (torch.ones(1),), {}, "extra")
+
+
+def eager_fails(device: str):
+    return (lambda x: x @ x), (torch.ones(2, 3),)
+
+
+NOT_A_FACTORY = 3

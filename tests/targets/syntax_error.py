@@ -1,0 +1,2 @@
+def factory(device)
+    return None

@@ -1,0 +1,110 @@
+"""The CLI: bad input gets one line and a non-zero exit; one real end-to-end run with Inductor."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "tests/targets/missing.py:factory"], "file not found"),
+        (["run", "tests/targets/syntax_error.py:factory"], "syntax error"),
+        (["run", "tests/targets/good.py:nope"], "has no factory named 'nope'"),
+        (["run", "tests/targets/good.py:raises"], "raised RuntimeError"),
+        (["run", "tests/targets/good.py:non_callable"], "non-callable"),
+        (["run", "tests/targets/good.py:wrong_shape"], "expected a Workload"),
+        (["run", "tests/targets/good.py:eager_fails"], "fails in eager mode"),
+        (["run", "no_such_scenario"], "unknown scenario"),
+        (["run", "clean_mlp", "--repeats", "0"], "must be at least 1"),
+        (["run", "clean_mlp", "--repeats", "-2"], "must be at least 1"),
+        (["run", "clean_mlp", "--budget", "0"], "must be positive"),
+        (["run", "clean_mlp", "--device", "tpu"], "unknown device"),
+        (["show", "tests/targets/good.py"], "not valid JSON"),
+        (["show", "nowhere.json"], "report not found"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str],
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code != 0
+    error_lines = [line for line in err.splitlines() if line.startswith("advisor: error:")]
+    assert len(error_lines) == 1 and err.splitlines()[-1] == error_lines[0]
+    assert message in error_lines[0]
+    assert "Traceback" not in err
+
+
+def test_cuda_without_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert main(["run", "clean_mlp", "--device", "cuda"]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_subprocess_error_is_one_line() -> None:
+    proc = run_cli("run", "tests/targets/good.py:raises")
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == ["advisor: error: factory tests/targets/good.py:raises('cpu') raised "
+                     "RuntimeError: no weights here"]
+
+
+def test_subprocess_debug_shows_traceback() -> None:
+    proc = run_cli("run", "tests/targets/good.py:raises", "--debug")
+    assert proc.returncode == 2
+    assert "Traceback" in proc.stderr
+
+
+@pytest.mark.inductor
+def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
+    out = tmp_path / "run1"
+    proc = run_cli("run", "tests/targets/tiny.py:factory", "--out", str(out), "--repeats", "5",
+                   "--budget", "10", "--profile-calls", "5")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json", "report.md"]
+    data = json.loads((out / "report.json").read_text())
+    modes = {m["mode"]: m for m in data["modes"]}
+    assert modes["eager"]["status"] == "ok"
+    assert modes["default"]["status"] == "ok"
+    assert modes["default"]["matches_eager"] is True
+    assert modes["default"]["latency"]["n"] == 5
+    assert len(modes["default"]["latency"]["samples_ms"]) == 5
+    assert modes["fullgraph"]["status"] == "failed"
+    assert modes["fullgraph"]["error"]["gb_code"] == "GB0059"
+    assert modes["fullgraph"]["error"]["line"] == 8
+    assert "compile (default)" in proc.stdout
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html
+
+    before = (out / "report.json").read_bytes()
+    again = run_cli("run", "tests/targets/tiny.py:factory", "--out", str(out))
+    assert again.returncode == 2
+    assert "never overwritten" in again.stderr
+    assert (out / "report.json").read_bytes() == before
+
+    shown = run_cli("show", str(out / "report.json"), "--format", "md")
+    assert shown.returncode == 0
+    assert shown.stdout.startswith("# advisor report: tiny")

@@ -1,0 +1,191 @@
+"""Harness timing logic with an injected clock: no real compile, fully deterministic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+from advisor import harness
+from advisor.errors import AdvisorError
+from advisor.model import Settings
+from advisor.workload import Workload
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.log: list[str] = []
+        self.drift_per_s = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def spend(self, label: str, seconds: float) -> None:
+        self.log.append(label)
+        self.t += seconds * (1.0 + self.drift_per_s * self.t)
+
+
+COSTS = {"eager": 1e-3, "default": 0.5e-3, "fullgraph": 0.25e-3}
+
+
+def make_run(
+    clock: FakeClock,
+    costs: dict[str, float] = COSTS,
+    fullgraph_fails: bool = False,
+    settings: Settings | None = None,
+    modes: tuple[str, ...] = ("eager", "default", "fullgraph"),
+) -> harness.HarnessRun:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        clock.spend("eager", costs["eager"])
+        return x * 2
+
+    def fake_compile(f: Callable[..., Any], backend: Any, fullgraph: bool) -> Callable[..., Any]:
+        label = backend.label
+
+        def compiled(x: torch.Tensor) -> torch.Tensor:
+            if fullgraph and fullgraph_fails:
+                raise RuntimeError("Failed to trace builtin operator\n  Explanation: nope")
+            clock.spend(label, costs[label])
+            return x * 2
+
+        return compiled
+
+    timer = harness.WallTimer(clock=clock.now)
+    return harness.measure(
+        Workload(fn, (torch.ones(3),), {}, "fake"),
+        settings or Settings(warmup=2, repeats=5, budget_s=100.0, min_block_s=2e-3),
+        "cpu",
+        timer=timer,
+        modes=modes,
+        compile_fn=fake_compile,
+        memory=False,
+    )
+
+
+def test_medians_blocks_and_sample_counts() -> None:
+    run = make_run(FakeClock())
+    by_mode = {m.mode: m for m in run.modes}
+    assert [m.mode for m in run.modes] == ["eager", "default", "fullgraph"]
+    for mode, cost in COSTS.items():
+        lat = by_mode[mode].latency
+        assert lat is not None
+        assert lat.n == 5
+        assert lat.median_ms == pytest.approx(cost * 1e3)
+        assert lat.iqr_ms == pytest.approx(0.0, abs=1e-9)
+        # a block lasts at least min_block_s: 2 ms / cost calls per block
+        assert lat.calls_per_sample == round(2e-3 / cost)
+    assert by_mode["default"].matches_eager is True
+    assert by_mode["eager"].first_call_s == pytest.approx(1e-3)
+    assert by_mode["default"].first_call_s == pytest.approx(0.5e-3)
+
+
+def test_warmup_calls_precede_timing() -> None:
+    clock = FakeClock()
+    make_run(clock, settings=Settings(warmup=4, repeats=3, budget_s=100.0, min_block_s=1e-3))
+    # default mode: first call + 4 warm-up calls in the compile phase, then 4 more warm-up
+    # calls and one calibration call before any timed block.
+    first_default = clock.log.index("default")
+    assert clock.log[first_default : first_default + 5] == ["default"] * 5
+
+
+def test_modes_are_interleaved_with_rotation() -> None:
+    clock = FakeClock()
+    costs = {"eager": 1e-3, "default": 1e-3, "fullgraph": 1e-3}
+    make_run(clock, costs, settings=Settings(warmup=0, repeats=3, budget_s=100.0, min_block_s=1e-3))
+    timed = clock.log[-9:]  # 3 rounds x 3 modes x 1 call per block
+    assert timed == [
+        "eager", "default", "fullgraph",
+        "default", "fullgraph", "eager",
+        "fullgraph", "eager", "default",
+    ]
+
+
+def test_interleaving_spreads_drift_over_modes() -> None:
+    clock = FakeClock()
+    clock.drift_per_s = 5.0  # the machine slows down steadily
+    costs = {"eager": 1e-3, "default": 1e-3, "fullgraph": 1e-3}
+    run = make_run(clock, costs, settings=Settings(warmup=0, repeats=30, budget_s=100.0,
+                                                   min_block_s=1e-3))
+    medians = [m.latency.median_ms for m in run.modes if m.latency]
+    assert max(medians) / min(medians) < 1.02
+
+
+def test_budget_limits_rounds_and_warns() -> None:
+    run = make_run(FakeClock(), settings=Settings(warmup=0, repeats=50, budget_s=0.03,
+                                                  min_block_s=2e-3))
+    lat = run.modes[0].latency
+    assert lat is not None and lat.n == 5  # 0.03 s budget / ~6 ms per round
+    assert any("time budget" in w for w in run.warnings)
+
+
+def test_fullgraph_failure_is_a_finding_not_a_crash() -> None:
+    run = make_run(FakeClock(), fullgraph_fails=True)
+    fullgraph = next(m for m in run.modes if m.mode == "fullgraph")
+    assert fullgraph.status == "failed"
+    assert fullgraph.error is not None
+    assert fullgraph.error.type == "RuntimeError"
+    assert fullgraph.error.message == "Failed to trace builtin operator"
+    assert fullgraph.latency is None
+    assert set(run.calls) == {"eager", "default"}
+
+
+def test_eager_failure_stops_with_one_line_error() -> None:
+    def broken(x: torch.Tensor) -> torch.Tensor:
+        raise ValueError("bad shapes\nsecond line")
+
+    with pytest.raises(AdvisorError, match=r"fails in eager mode: ValueError: bad shapes$"):
+        harness.measure(Workload(broken, (torch.ones(1),)), Settings(), "cpu", memory=False)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (Settings(repeats=0), "repeats"),
+        (Settings(repeats=-3), "repeats"),
+        (Settings(warmup=-1), "warm-up"),
+        (Settings(budget_s=0), "budget"),
+        (Settings(threads=0), "threads"),
+    ],
+)
+def test_bad_settings(settings: Settings, message: str) -> None:
+    with pytest.raises(AdvisorError, match=message):
+        harness.measure(Workload(lambda: 1), settings, "cpu", memory=False)
+
+
+def test_threads_restored() -> None:
+    before = torch.get_num_threads()
+    make_run(FakeClock(), settings=Settings(warmup=0, repeats=3, threads=1, min_block_s=1e-3))
+    assert torch.get_num_threads() == before
+
+
+def test_cuda_without_gpu_is_an_error() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(AdvisorError, match="no CUDA device"):
+        harness.resolve_device("cuda")
+    assert harness.resolve_device("auto") == "cpu"
+    with pytest.raises(AdvisorError, match="unknown device"):
+        harness.resolve_device("tpu")
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "ok"),
+    [
+        (torch.ones(4), torch.ones(4) + 5e-5, True),
+        (torch.ones(4), torch.ones(4) + 1e-2, False),
+        (torch.ones(4, dtype=torch.float16), torch.ones(4, dtype=torch.float16) * 1.0009, True),
+        (torch.ones(4, dtype=torch.float64), torch.ones(4, dtype=torch.float64) + 1e-5, False),
+        (torch.arange(4), torch.arange(4), True),
+        (torch.arange(4), torch.arange(4) + 1, False),
+        ((torch.ones(2), {"a": torch.zeros(1)}), (torch.ones(2), {"a": torch.zeros(1)}), True),
+        ((torch.ones(2),), [torch.ones(2)], False),
+        (torch.ones(2), torch.ones(3), False),
+        (torch.tensor([float("nan")]), torch.tensor([float("nan")]), True),
+        (3, 3, True),
+    ],
+)
+def test_compare_outputs(expected: Any, actual: Any, ok: bool) -> None:
+    assert harness.compare_outputs(expected, actual)[0] is ok

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from advisor.errors import AdvisorError
+from advisor.workload import Workload, load_target, scenario_names
+
+TARGETS = "tests/targets/good.py"
+
+
+def test_tuple_factory() -> None:
+    wl = load_target(f"{TARGETS}:factory", "cpu")
+    assert wl.name == "good.factory"
+    assert wl.fn is torch.nn.functional.relu
+    assert len(wl.args) == 1
+
+
+def test_workload_factory_keeps_name_and_kwargs() -> None:
+    wl = load_target(f"{TARGETS}:as_workload", "cpu")
+    assert wl.name == "adder"
+    assert torch.equal(wl(), torch.full((2,), 2.0))
+
+
+def test_single_argument_is_wrapped() -> None:
+    wl = load_target(f"{TARGETS}:single_arg", "cpu")
+    assert len(wl.args) == 1 and isinstance(wl.args[0], torch.Tensor)
+
+
+def test_module_target() -> None:
+    wl = load_target("tests.targets.good:factory", "cpu")
+    assert wl.fn is torch.nn.functional.relu
+
+
+def test_scenario_name_target() -> None:
+    assert "clean_mlp" in scenario_names()
+    wl = load_target("clean_mlp", "cpu")
+    assert wl.name == "clean_mlp"
+    assert isinstance(wl, Workload)
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("tests/targets/missing.py:factory", r"^file not found: tests/targets/missing.py$"),
+        ("tests/targets/syntax_error.py:factory", r"^syntax error in tests/targets/syntax_error.py:1"),
+        (f"{TARGETS}:nope", r"has no factory named 'nope'"),
+        (f"{TARGETS}:NOT_A_FACTORY", r"is not callable"),
+        (f"{TARGETS}:raises", r"raised RuntimeError: no weights here$"),
+        (f"{TARGETS}:non_callable", r"non-callable \(int\)"),
+        (f"{TARGETS}:bare_callable", r"bare callable"),
+        (f"{TARGETS}:wrong_shape", r"returned tuple; expected a Workload"),
+        ("no_such_scenario", r"^unknown scenario 'no_such_scenario' \(known: .*clean_mlp"),
+        ("no.such.module:factory", r"cannot import module 'no.such.module'"),
+        ("tests/targets/good.py:1x", r"is not a factory name"),
+        ("bad name!", r"is not a scenario name"),
+        ("tests/targets:factory", r"not a Python file"),
+    ],
+)
+def test_target_errors(target: str, message: str) -> None:
+    with pytest.raises(AdvisorError, match=message) as info:
+        load_target(target, "cpu")
+    assert "\n" not in str(info.value)
