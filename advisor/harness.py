@@ -168,7 +168,9 @@ def measure(
                 )
         ordered = [runs[m] for m in ("eager", "default", "fullgraph") if m in runs]
         live = [r for r in ordered if r.call is not None and r.result.status == "ok"]
-        samples, number, steady_warnings = _steady_state(live, settings, timer)
+        samples, number, steady_warnings = interleaved_samples(
+            [(r.mode, r.call) for r in live if r.call is not None], settings, timer
+        )
         warnings.extend(steady_warnings)
         reasons = torch_adapter.recompile_reasons()
         results: list[ModeResult] = []
@@ -282,24 +284,25 @@ def _first_call_compiled(
     return ModeRun(mode, call, result, output, backend)
 
 
-def _steady_state(
-    runs: list[ModeRun], settings: Settings, timer: Timer
+def interleaved_samples(
+    runs: list[tuple[str, Callable[[], Any]]], settings: Settings, timer: Timer
 ) -> tuple[dict[str, list[float]], dict[str, int], list[str]]:
+    """Warm up each callable, calibrate its block size, then time them round-robin.
+
+    Returns per-call samples in seconds per label, the calls per block, and warnings.
+    """
     warnings: list[str] = []
     if not runs:
         return {}, {}, warnings
     number: dict[str, int] = {}
-    for run in runs:
-        assert run.call is not None
+    for label, call in runs:
         for _ in range(settings.warmup):
-            run.call()
+            call()
         # Calibrate: enough calls per block that one block lasts min_block_s.
-        single = max(timer.time_block(run.call, 1), 1e-7)
+        single = max(timer.time_block(call, 1), 1e-7)
         # (the tiny slack keeps float noise from adding a call: 2 ms / 1 ms is 2 blocks, not 3)
-        number[run.mode] = max(1, min(10_000, math.ceil(settings.min_block_s / single - 1e-6)))
-    round_s = sum(
-        timer.time_block(run.call, number[run.mode]) for run in runs if run.call is not None
-    )
+        number[label] = max(1, min(10_000, math.ceil(settings.min_block_s / single - 1e-6)))
+    round_s = sum(timer.time_block(call, number[label]) for label, call in runs)
     repeats = settings.repeats
     affordable = max(3, int(settings.budget_s / max(round_s, 1e-9) + 1e-6))
     if affordable < repeats:
@@ -308,13 +311,12 @@ def _steady_state(
             "raise --budget for more samples"
         )
         repeats = affordable
-    samples: dict[str, list[float]] = {run.mode: [] for run in runs}
+    samples: dict[str, list[float]] = {label: [] for label, _ in runs}
     for round_index in range(repeats):
         shift = round_index % len(runs)
-        for run in runs[shift:] + runs[:shift]:
-            assert run.call is not None
-            elapsed = timer.time_block(run.call, number[run.mode])
-            samples[run.mode].append(elapsed / number[run.mode])
+        for label, call in runs[shift:] + runs[:shift]:
+            elapsed = timer.time_block(call, number[label])
+            samples[label].append(elapsed / number[label])
     return samples, number, warnings
 
 

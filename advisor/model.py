@@ -48,6 +48,7 @@ class Settings:
     threads: int | None = None
     profile_calls: int = 20
     what_if: bool = True
+    ignore_share: float = 0.01  # breaks cheaper than this share of the step are "ignore"
 
 
 @dataclass(frozen=True)

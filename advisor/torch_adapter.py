@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ def gb_type_to_code() -> dict[str, str]:
         return {}
     try:
         return dict(_load_gb_type_to_gb_id_map())
-    except Exception:  # registry file missing or unreadable in this build
+    except (OSError, ValueError, KeyError):  # registry file missing or unreadable
         return {}
 
 
@@ -155,10 +156,7 @@ def current_compile_id() -> str | None:
         from torch._guards import CompileContext
     except ImportError:
         return None
-    try:
-        cid = CompileContext.current_compile_id()
-    except Exception:
-        return None
+    cid = CompileContext.current_compile_id()
     return str(cid) if cid is not None else None
 
 
@@ -246,3 +244,344 @@ def cuda_peak_call_bytes(call: Callable[[], Any], device: str) -> int:
     call()
     torch.cuda.synchronize(device)
     return int(torch.cuda.max_memory_allocated(device))
+
+
+# --- the structured-trace logger (capture during the benchmarked compile) ---------------------
+
+TRACE_LOGGER = "torch.__trace"
+_TRACE_EVENTS = ("dynamo_start", "compilation_metrics", "dynamo_output_graph")
+_TRACE_ARTIFACTS = ("dynamo_graph_break_reason", "recompile_reasons")
+_METRIC_KEYS = (
+    "co_name",
+    "co_filename",
+    "co_firstlineno",
+    "graph_op_count",
+    "graph_node_count",
+    "entire_frame_compile_time_s",
+    "backend_compile_time_s",
+    "fail_type",
+    "fail_reason",
+    "fail_user_frame_filename",
+    "fail_user_frame_lineno",
+    "recompile_reason",
+    "has_guarded_code",
+)
+
+
+@dataclass(frozen=True)
+class TraceRecord:
+    """One structured-trace record we keep: its event, compile id, and the parts we read."""
+
+    event: str  # dynamo_start | compilation_metrics | dynamo_output_graph | artifact name
+    compile_id: str | None
+    attempt: int
+    data: dict[str, Any]
+    payload: str | None
+
+
+def _compile_id_of(metadata: dict[str, Any]) -> str | None:
+    frame_id = metadata.get("frame_id")
+    frame_compile_id = metadata.get("frame_compile_id")
+    if frame_id is None or frame_compile_id is None:
+        return None
+    prefix = ""
+    if metadata.get("compiled_autograd_id") is not None:
+        prefix = f"!{metadata['compiled_autograd_id']}/"
+    return f"{prefix}{frame_id}/{frame_compile_id}"
+
+
+class _TraceHandler(logging.Handler):
+    def __init__(self, sink: list[TraceRecord]) -> None:
+        super().__init__(logging.DEBUG)
+        self._sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        metadata = getattr(record, "metadata", None)
+        if not isinstance(metadata, dict):
+            return
+        event = next((k for k in _TRACE_EVENTS if k in metadata), None)
+        data: dict[str, Any]
+        if event is not None:
+            body = metadata.get(event)
+            data = dict(body) if isinstance(body, dict) else {}
+            if event == "compilation_metrics":
+                data = {k: data.get(k) for k in _METRIC_KEYS}
+        else:
+            artifact = metadata.get("artifact")
+            if not isinstance(artifact, dict) or artifact.get("name") not in _TRACE_ARTIFACTS:
+                return
+            event, data = str(artifact["name"]), {}
+        payload = getattr(record, "payload", None)
+        self._sink.append(
+            TraceRecord(
+                event=event,
+                compile_id=_compile_id_of(metadata),
+                attempt=int(metadata.get("attempt") or 0),
+                data=data,
+                payload=payload if isinstance(payload, str) else None,
+            )
+        )
+
+
+class StructuredTraceListener:
+    """Collects Dynamo's structured-trace records in-process while active (a context manager).
+
+    `trace_structured` emits whenever the `torch.__trace` logger has a handler, so no env var
+    is needed; the handler and the logger level are removed/restored on exit.
+    """
+
+    def __init__(self) -> None:
+        self.records: list[TraceRecord] = []
+        self._handler = _TraceHandler(self.records)
+        self._logger = logging.getLogger(TRACE_LOGGER)
+        self._old_level: int | None = None
+
+    def __enter__(self) -> StructuredTraceListener:
+        self._old_level = self._logger.level
+        self._logger.setLevel(logging.DEBUG)
+        self._logger.addHandler(self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.removeHandler(self._handler)
+        if self._old_level is not None:
+            self._logger.setLevel(self._old_level)
+
+
+def compilation_metrics_records() -> list[TraceRecord]:
+    """The same per-compile-id metrics from `get_compilation_metrics()` (no breaks, no lines);
+    a fallback for releases whose trace logger emits nothing."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+    except ImportError:
+        return []
+    out: list[TraceRecord] = []
+    for metrics in get_compilation_metrics():
+        cid = getattr(metrics, "compile_id", None)
+        data = {k: getattr(metrics, k, None) for k in _METRIC_KEYS}
+        out.append(TraceRecord("compilation_metrics", str(cid) if cid else None, 0, data, None))
+    return out
+
+
+# --- profiler event names ---------------------------------------------------------------------
+
+REGION_PREFIX = "Torch-Compiled Region: "
+LOOKUP_EVENT = "TorchDynamo Cache Lookup"
+ADVISOR_GRAPH_MARKER = "## advisor graph call "
+# The events that wrap the call of a compiled graph inside a region: Inductor's
+# `## Call CompiledFxGraph <key> ##`, AOTAutograd's `CompiledFunction` (grad enabled), and the
+# marker our own `marked_backend` adds for eager/aot_eager (which have none).
+GRAPH_CALL_PREFIXES = ("## Call CompiledFxGraph", "CompiledFunction", ADVISOR_GRAPH_MARKER)
+
+
+def region_compile_id(event_name: str) -> str | None:
+    if event_name.startswith(REGION_PREFIX):
+        return event_name[len(REGION_PREFIX) :].strip()
+    return None
+
+
+def is_graph_call_event(event_name: str) -> bool:
+    return event_name.startswith(GRAPH_CALL_PREFIXES)
+
+
+def marked_backend(backend: Any) -> Any:
+    """Wrap a Dynamo backend so each compiled graph's call is a named profiler event.
+
+    Inductor already emits `## Call CompiledFxGraph`; `eager` and `aot_eager` emit nothing that
+    separates the graph from the eager work around it, so this adds `## advisor graph call X ##`.
+    Only for structure/attribution tests: the record costs about one profiler event per call.
+    """
+    from torch._dynamo.backends.registry import lookup_backend
+
+    inner = lookup_backend(backend) if isinstance(backend, str) else backend
+
+    def advisor_marked(gm: Any, example_inputs: Any) -> Any:
+        compiled = inner(gm, example_inputs)
+        name = f"{ADVISOR_GRAPH_MARKER}{current_compile_id()} ##"
+
+        def call(*args: Any) -> Any:
+            with torch.profiler.record_function(name):
+                return compiled(*args)
+
+        return call
+
+    advisor_marked.__name__ = f"advisor_marked_{getattr(inner, '__name__', 'backend')}"
+    return advisor_marked
+
+
+def profiler_activities(device: str) -> list[Any]:
+    from torch.profiler import ProfilerActivity
+
+    activities = [ProfilerActivity.CPU]
+    if device.startswith("cuda") and torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
+    return activities
+
+
+def event_device_us(event: Any) -> float:
+    """Device (kernel) time under a profiler event, 0 where the build records none."""
+    for name in ("device_time_total", "cuda_time_total"):
+        value = getattr(event, name, None)
+        if isinstance(value, (int, float)):
+            return float(value)
+    return 0.0
+
+
+def event_children(event: Any) -> list[Any]:
+    return list(getattr(event, "cpu_children", []) or [])
+
+
+def event_interval_us(event: Any) -> tuple[float, float]:
+    time_range = event.time_range
+    return float(time_range.start), float(time_range.end)
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.synchronize(device)
+
+
+# --- the `dynamo_graph_break_reason` artifact -------------------------------------------------
+
+_BREAK_AT = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)\s*$")
+_TB_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
+_CHAINED = "*** While handling this graph break, another graph break occurred: ***"
+_REASON_PREFIX = "Graph Break Reason:"
+
+
+@dataclass(frozen=True)
+class BreakPart:
+    """One break message of a (possibly chained) break: registry code, gb_type, text."""
+
+    gb_code: str | None
+    gb_type: str
+    explanation: str
+    hints: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class UserFrame:
+    file: str
+    line: int
+    function: str
+    code: str
+
+
+@dataclass(frozen=True)
+class ParsedBreak:
+    file: str
+    line: int
+    parts: tuple[BreakPart, ...]  # root cause first; e.g. (GB0059, GB7000) for a loop skip
+    frames: tuple[UserFrame, ...]  # user traceback, outer to inner
+
+
+def _parse_part(chunk: str) -> BreakPart | None:
+    lines = chunk.splitlines()
+    idx = next((i for i, ln in enumerate(lines) if ln.strip().startswith("Explanation:")), None)
+    gb_type = ""
+    if idx is not None:
+        before = [ln.strip() for ln in lines[:idx] if ln.strip()]
+        gb_type = before[-1] if before else ""
+    else:
+        first = [ln.strip() for ln in lines if ln.strip()]
+        gb_type = first[0] if first else ""
+    if gb_type.startswith(_REASON_PREFIX):
+        gb_type = gb_type[len(_REASON_PREFIX) :].strip()
+    if not gb_type:
+        return None
+    explanation: list[str] = []
+    hints: list[str] = []
+    mode = ""
+    for raw in lines[(idx or 0) :]:
+        text = raw.strip()
+        if text.startswith("Explanation:"):
+            mode = "e"
+            explanation.append(text.split(":", 1)[1].strip())
+        elif text.startswith("Hint:"):
+            mode = "h"
+            hints.append(text.split(":", 1)[1].strip())
+        elif text.startswith(("Developer debug context:", "For more details")) or not text:
+            mode = ""
+        elif mode == "e":
+            explanation.append(text)
+        elif mode == "h":
+            hints[-1] = f"{hints[-1]} {text}"
+    return BreakPart(
+        gb_code=gb_code_for(gb_type, chunk),
+        gb_type=gb_type,
+        explanation=" ".join(explanation),
+        hints=tuple(hints),
+    )
+
+
+def parse_break_artifact(payload: str) -> ParsedBreak | None:
+    """Parse Dynamo's `dynamo_graph_break_reason` text (the `graph_breaks` log message):
+
+    Graph break in user code at FILE:LINE
+    Graph Break Reason: [prefix:]  <gb_type> / Explanation / Hint... / doc link
+    [*** While handling this graph break, another graph break occurred: *** <gb_type>...]
+    User code traceback:
+      File "...", line N, in fn
+        source
+    """
+    text = payload or ""
+    lines = text.splitlines()
+    if not lines:
+        return None
+    head = _BREAK_AT.match(lines[0].strip())
+    if head is None:
+        return None
+    body = "\n".join(lines[1:])
+    reason, _, rest = body.partition("User code traceback:")
+    tb_text = rest.split("\nTraceback (most recent call last)", 1)[0]
+    parts = [p for p in (_parse_part(c) for c in reason.split(_CHAINED)) if p is not None]
+    frames: list[UserFrame] = []
+    tb_lines = tb_text.splitlines()
+    for i, raw in enumerate(tb_lines):
+        match = _TB_FRAME.match(raw)
+        if match is None:
+            continue
+        code = ""
+        if i + 1 < len(tb_lines) and not _TB_FRAME.match(tb_lines[i + 1]):
+            code = tb_lines[i + 1].strip()
+        file, line = match.group("file"), int(match.group("line"))
+        frames.append(
+            UserFrame(file, line, match.group("name").strip(), code or source_line(file, line))
+        )
+    return ParsedBreak(head.group("file"), int(head.group("line")), tuple(parts), tuple(frames))
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    import os
+    import sysconfig
+
+    roots = {os.path.dirname(torch.__file__)}
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(path)
+    return tuple(sorted(roots))
+
+
+def is_library_file(filename: str) -> bool:
+    """torch itself or the Python standard library (not the user's code)."""
+    return filename.startswith(_library_roots()) or filename.startswith("<")
+
+
+def resume_origin(co_name: str) -> tuple[str, int] | None:
+    """`torch_dynamo_resume_in_<fn>_at_<line>` -> (fn, line)."""
+    match = re.match(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$", co_name)
+    return (match.group("fn"), int(match.group("line"))) if match else None
+
+
+# --- config knobs for what-ifs (added by the lead for advisor/whatif.py) ---------------------
+
+
+def dynamo_config_patch(setting: str, value: Any) -> Any:
+    """A context manager that sets one `torch._dynamo.config` value; raises if it is unknown."""
+    import torch._dynamo.config as dynamo_config
+
+    if not hasattr(dynamo_config, setting):
+        raise AttributeError(f"torch._dynamo.config has no '{setting}' in torch {torch.__version__}")
+    return dynamo_config.patch(**{setting: value})

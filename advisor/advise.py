@@ -1,0 +1,296 @@
+"""Advice: what each break costs per call, ranked, with a verdict, its evidence and a recipe.
+
+Cost model (per call, for one break that runs N times per call):
+
+    cost = N x (region overhead + guard lookup)  +  gap x (1 - r)
+
+- region overhead + guard lookup: the fixed runtime price of one more compiled region (its
+  non-graph time: wrappers, prologue, return path) and the cache lookup that enters it, measured
+  in the profile (corrected for profiler overhead). Removing the break merges two regions.
+- gap: the measured eager time after the region the break ends (the break's eager work, output
+  reconstruction, the call into the resume function); for a skipped frame, the frame's eager
+  time plus the overhead of the regions compiled separately inside it.
+- r: how fast compiled code runs this workload's work relative to eager, measured in this run
+  (the graphs' kernel time over the eager mode's time for the same work). Without the break, the
+  eager work in the gap would run compiled at about r times its eager cost.
+The uncertainty comes from the per-call spread of the gap and the region overheads. A break is
+`ignore` when its cost is below `ignore_share` of the default-mode median or below the noise of
+that median; otherwise the category decides `rewrite` or `isolate`. When a what-if measured the
+saving of removing the break, the verdict uses the measured number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from advisor import torch_adapter
+from advisor.attribute import AttributionResult
+from advisor.model import BreakRecord, ModeResult, RecompileRecord, WhatIf
+from advisor.render.common import short_path
+from advisor.stats import iqr, median
+from advisor.taxonomy import Knob, category_for, knob_for, recipe_for
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The measured constants every break's cost is built from (µs unless noted)."""
+
+    region_overhead_us: float | None
+    region_overhead_spread_us: float
+    guard_lookup_us: float | None
+    compiled_ratio: float | None  # r: compiled time / eager time for the same work
+    ratio_basis: str
+    default_median_ms: float
+    default_noise_ms: float  # standard error of the default-mode median
+
+    @property
+    def per_break_fixed_us(self) -> float:
+        return (self.region_overhead_us or 0.0) + (self.guard_lookup_us or 0.0)
+
+
+@dataclass(frozen=True)
+class Advice:
+    breaks: tuple[BreakRecord, ...]
+    recompiles: tuple[RecompileRecord, ...]
+    model: CostModel
+    knobs: tuple[tuple[str, Knob], ...]  # (break id, knob) pairs worth a measured what-if
+    warnings: tuple[str, ...] = ()
+
+
+def median_noise_ms(mode: ModeResult) -> float:
+    """Standard error of a median from its IQR (normal approximation: 1.2533 sigma / sqrt n)."""
+    lat = mode.latency
+    if lat is None or lat.n < 2:
+        return 0.0
+    return 1.2533 * (lat.iqr_ms / 1.349) / math.sqrt(lat.n)
+
+
+def build_cost_model(
+    att: AttributionResult, default: ModeResult, eager: ModeResult | None,
+    fullgraph: ModeResult | None = None,
+) -> CostModel:
+    fixed = list(att.region_fixed_us.values())
+    region_overhead = median(fixed) if fixed else None
+    spread = iqr(fixed) / 2 if len(fixed) > 1 else 0.0
+    lookup = (att.guard_lookup_us_per_call / att.guard_lookups_per_call
+              if att.guard_lookups_per_call > 0 else None)
+    ratio, basis = _compiled_ratio(att, eager, fullgraph)
+    assert default.latency is not None
+    return CostModel(region_overhead, spread, lookup, ratio, basis, default.latency.median_ms,
+                     median_noise_ms(default))
+
+
+def _compiled_ratio(
+    att: AttributionResult, eager: ModeResult | None, fullgraph: ModeResult | None
+) -> tuple[float | None, str]:
+    eager_ms = eager.latency.median_ms if eager and eager.latency else None
+    if fullgraph is not None and fullgraph.latency is not None and eager_ms:
+        r = fullgraph.latency.median_ms / eager_ms
+        return min(max(r, 0.0), 1.0), f"fullgraph/eager medians = {r:.2f}"
+    graph_us = sum(att.graph_call_us_per_call.values())
+    eager_in_default = (sum(att.gap_us_per_call.values())
+                        + sum(att.skipped_eager_us_per_call.values()) + att.eager_us_per_call)
+    if eager_ms and graph_us > 0:
+        eager_equivalent = eager_ms * 1e3 - eager_in_default
+        if eager_equivalent > graph_us * 0.05:
+            r = graph_us / eager_equivalent
+            return min(max(r, 0.0), 1.0), (
+                f"graph kernel time {graph_us:.1f} µs / eager time of the same work "
+                f"{eager_equivalent:.1f} µs = {r:.2f}")
+    return None, "no compiled work to compare with eager: eager gaps counted in full"
+
+
+def _per_call_gap_us(att: AttributionResult, break_id: str) -> list[float]:
+    values = []
+    for call in att.attribution.calls:
+        values.append(sum(s.duration_us for s in call.segments
+                          if s.break_id == break_id and s.kind in ("gap", "eager")))
+    return values
+
+
+def _skipped_frame_regions(att: AttributionResult, brk: BreakRecord) -> float:
+    """Regions compiled separately inside a skipped frame (e.g. one per layer): merging them
+    back into one graph saves all but one region's overhead."""
+    if not brk.frame_skipped:
+        return 0.0
+    total = sum(att.region_count_per_call.values())
+    return max(0.0, total - 1.0)
+
+
+def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> BreakRecord:
+    gap_us = (brk.gap_ms or 0.0) * 1e3
+    r = model.compiled_ratio if model.compiled_ratio is not None else 0.0
+    # A skipped frame has no region of its own: fixing it merges the regions compiled
+    # separately inside it into one. Otherwise each occurrence adds one region + lookup.
+    merged_regions = (_skipped_frame_regions(att, brk) if brk.frame_skipped
+                      else brk.occurrences_per_call)
+    fixed_us = merged_regions * model.per_break_fixed_us
+    cost_us = fixed_us + gap_us * (1.0 - r)
+    gaps = _per_call_gap_us(att, brk.id)
+    gap_spread = iqr(gaps) / 2 if len(gaps) > 1 else 0.0
+    unc_us = math.hypot(gap_spread * (1.0 - r), merged_regions * model.region_overhead_spread_us)
+    cost_ms = cost_us / 1e3
+    share = cost_ms / model.default_median_ms if model.default_median_ms > 0 else None
+    evidence = (
+        f"{merged_regions:g} extra region(s) x {model.per_break_fixed_us:.1f} µs "
+        f"(region overhead {_us(model.region_overhead_us)} + guard lookup "
+        f"{_us(model.guard_lookup_us)}) + eager gap {gap_us:.1f} µs x (1 - r={r:.2f}; "
+        f"{model.ratio_basis})"
+    )
+    return dataclasses.replace(
+        brk, cost_ms=round(cost_ms, 6), cost_share=round(share, 6) if share is not None else None,
+        cost_uncertainty_ms=round(unc_us / 1e3, 6), why=evidence,
+    )
+
+
+def _us(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} µs"
+
+
+def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakRecord:
+    category = category_for(brk)
+    where = f"{short_path(brk.file)}:{brk.line}"
+    measured = _measured_saving(brk.what_if)
+    cost = measured if measured is not None else (brk.cost_ms or 0.0)
+    basis = "measured what-if saving" if measured is not None else "estimated cost"
+    threshold = ignore_share * model.default_median_ms
+    noise = max(model.default_noise_ms, brk.cost_uncertainty_ms or 0.0)
+    if cost < threshold or cost < noise:
+        verdict = "ignore"
+        reason = (f"{basis} {cost:.4f} ms/call is below "
+                  + (f"{ignore_share:.0%} of the {model.default_median_ms:.3f} ms step "
+                     f"({threshold:.4f} ms)" if cost < threshold
+                     else f"the measurement noise ({noise:.4f} ms)"))
+    else:
+        verdict = "rewrite" if brk.frame_skipped else category.action
+        reason = (f"{basis} {cost:.4f} ms/call = {cost / model.default_median_ms:.1%} of the "
+                  f"{model.default_median_ms:.3f} ms step, above {ignore_share:.0%} and the noise "
+                  f"({noise:.4f} ms)")
+        if brk.frame_skipped:
+            reason += "; the break sits in a loop and makes Dynamo run the whole frame eagerly"
+    recipe = recipe_for(brk, category, where)
+    if verdict == "ignore":
+        recipe = ("Leave it: not worth a change at this cost. If it grows (called more often, "
+                  "smaller step), the fix would be: " + recipe)
+    why = f"{category.title}; runs {brk.occurrences_per_call:g}x per call; {reason}. Evidence: " \
+          f"{_strip_verdict(brk.why)}"
+    return dataclasses.replace(
+        brk, verdict=verdict, category=category.key, why=why, recipe=recipe,
+        doc_url=brk.doc_url or torch_adapter.gb_doc_url(brk.gb_code),
+    )
+
+
+def _strip_verdict(why: str) -> str:
+    return why.split(" Evidence: ", 1)[-1]
+
+
+def _measured_saving(what_if: WhatIf | None) -> float | None:
+    if (what_if is None or what_if.status != "measured" or not what_if.removes_break
+            or what_if.matches_eager is False or what_if.saving_ms is None):
+        return None
+    return max(what_if.saving_ms, 0.0)
+
+
+def _group_labels(breaks: tuple[BreakRecord, ...]) -> dict[str, str]:
+    """Breaks with one root cause: same registry code and the same explanation (e.g. the same
+    disabled helper or untraceable function reached from several call sites)."""
+    keys = {b.id: (b.gb_code, b.explanation) for b in breaks if b.explanation}
+    counts = Counter(keys.values())
+    labels = {}
+    for bid, key in keys.items():
+        if counts[key] > 1:
+            labels[bid] = f"{key[0] or '?'}: {key[1][:90]}"
+    return labels
+
+
+def advise(
+    att: AttributionResult,
+    default: ModeResult,
+    eager: ModeResult | None,
+    fullgraph: ModeResult | None = None,
+    recompiles: tuple[RecompileRecord, ...] = (),
+    ignore_share: float = 0.01,
+) -> Advice:
+    model = build_cost_model(att, default, eager, fullgraph)
+    warnings = []
+    if model.region_overhead_us is None and att.breaks:
+        warnings.append("no graph-call markers in the profile: region overhead not measured; "
+                        "break costs count only the eager gaps")
+    groups = _group_labels(att.breaks)
+    estimated = [estimate(b, att, model) for b in att.breaks]
+    decided = [dataclasses.replace(decide(b, model, ignore_share), group=groups.get(b.id))
+               for b in estimated]
+    ranked = tuple(sorted(decided, key=lambda b: -(b.cost_ms or 0.0)))
+    knobs = []
+    for b in ranked:
+        knob = knob_for(b, category_for(b))
+        if knob is not None:
+            knobs.append((b.id, knob))
+    return Advice(ranked, recompile_findings(recompiles), model, tuple(knobs), tuple(warnings))
+
+
+def finalize_with_what_ifs(advice: Advice, what_ifs: dict[str, WhatIf],
+                           ignore_share: float) -> tuple[BreakRecord, ...]:
+    """Attach measured what-ifs (with the estimate beside them) and re-decide on them."""
+    out = []
+    for b in advice.breaks:
+        w = what_ifs.get(b.id)
+        if w is not None:
+            w = dataclasses.replace(w, estimated_saving_ms=b.cost_ms)
+            b = decide(dataclasses.replace(b, what_if=w), advice.model, ignore_share)
+        elif b.verdict != "ignore" and not any(bid == b.id for bid, _ in advice.knobs):
+            b = dataclasses.replace(b, what_if=WhatIf(
+                knob="(none)", status="not_applicable",
+                note="no Dynamo config knob removes this kind of break; only a code change does"))
+        out.append(b)
+    return tuple(sorted(out, key=lambda x: -(x.cost_ms or 0.0)))
+
+
+# --- recompiles -------------------------------------------------------------------------------
+
+_SIZE = re.compile(r"size mismatch at index (\d+)")
+
+
+def recompile_recommendation(reason: str) -> str:
+    size = _SIZE.search(reason)
+    if size:
+        return (f"dimension {size.group(1)} of an input changes between calls: mark it dynamic "
+                f"(`torch._dynamo.mark_dynamic(tensor, {size.group(1)})` before the first call) "
+                "or compile with `dynamic=True`; or pad/bucket to a few fixed sizes")
+    if "dtype mismatch" in reason:
+        return "an input's dtype changes between calls: cast inputs to one dtype before the call"
+    if "rank mismatch" in reason or "dim mismatch" in reason:
+        return "an input's number of dimensions changes: keep the rank fixed (reshape before)"
+    if "requires_grad" in reason:
+        return "requires_grad differs between calls: keep it stable or run under torch.no_grad()"
+    if "device" in reason:
+        return "an input moves between devices: keep inputs on one device"
+    if "==" in reason or "!=" in reason:
+        return ("the graph specialised on a Python value that changes: pass it as a tensor, "
+                "keep it constant, or mark the int dynamic")
+    return f"fix the failing guard: {reason.splitlines()[0][:160]}"
+
+
+def recompile_findings(recompiles: tuple[RecompileRecord, ...]) -> tuple[RecompileRecord, ...]:
+    out = []
+    for r in recompiles:
+        if torch_adapter.is_backend_switch(r.reason):
+            continue
+        out.append(dataclasses.replace(r, recommendation=r.recommendation
+                                       or recompile_recommendation(r.reason)))
+    return tuple(out)
+
+
+def recompile_summary(recompiles: tuple[RecompileRecord, ...]) -> str | None:
+    if not recompiles:
+        return None
+    by_function: dict[str, int] = defaultdict(int)
+    for r in recompiles:
+        by_function[r.function] += 1
+    total_s = sum(r.compile_s or 0.0 for r in recompiles)
+    parts = ", ".join(f"{fn} x{n}" for fn, n in by_function.items())
+    return f"{len(recompiles)} recompile(s) ({parts}) cost {total_s:.2f} s of compile time"

@@ -1,0 +1,498 @@
+"""Attribute: turn each profiled call into ordered segments and join them to graphs and breaks.
+
+Segment kinds (they tile the call's record exactly, nested regions carved out of their parent):
+- `entry`: from the call's start to the first guard lookup/region (the torch.compile wrapper);
+- `guard_lookup`: a `TorchDynamo Cache Lookup` (tagged with the region it guards);
+- `compiled` (X): region X up to the end of its graph call, and all of a region that ends in a
+  return (its return path is fixed region overhead);
+- `gap` (X): the rest of region X when X ends in a break: the break's eager work, output
+  reconstruction, the call into the resume function (nested regions excluded);
+- `eager`: time under the call outside any region between regions (a skipped frame's code; its
+  break id is set when the function's own frame was skipped);
+- `exit`: after the last region.
+
+Distortion: each profiler event costs about `overhead_us_per_event`; a segment's time is
+corrected by the events that start in it. Then, when an unprofiled per-call median is known
+(given, or timed by `profile_calls`), the corrected segments are scaled to it, so the profile
+gives shares and the unprofiled timing gives totals.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from advisor import torch_adapter as ta
+from advisor.capture import Capture
+from advisor.model import Attribution, BreakRecord, CallTimeline, GraphRecord, Segment
+from advisor.profile import ProfileTrace, TraceEvent, median_unprofiled_us
+
+KINDS = ("entry", "guard_lookup", "compiled", "gap", "eager", "exit")
+
+
+@dataclass(frozen=True)
+class RawSegment:
+    kind: str
+    start_us: float
+    duration_us: float
+    compile_id: str | None = None
+    break_id: str | None = None
+    n_events: int = 0  # profiler events that start inside this segment
+
+
+@dataclass(frozen=True)
+class RegionInstance:
+    """One execution of a compiled region within a call."""
+
+    compile_id: str
+    start_us: float
+    duration_us: float
+    graph_call_us: float | None  # None: no graph-call event in the region
+    ancestors: tuple[
+        str, ...
+    ] = ()  # compile ids of the enclosing region instances, outermost first
+    graph_call_events: int = 0
+
+
+@dataclass(frozen=True)
+class CallSegments:
+    total_us: float
+    segments: tuple[RawSegment, ...]
+    regions: tuple[RegionInstance, ...]
+
+
+@dataclass(frozen=True)
+class AttributionResult:
+    attribution: Attribution
+    breaks: tuple[BreakRecord, ...]
+    graphs: tuple[GraphRecord, ...]
+    region_us_per_call: dict[str, float]  # compiled time per call, per compile id (median)
+    gap_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id (median)
+    region_count_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
+    graph_call_us_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
+    region_fixed_us: dict[str, float] = field(default_factory=dict)  # per instance, non-graph
+    guard_lookup_us_per_call: float = 0.0
+    guard_lookups_per_call: float = 0.0
+    eager_us_per_call: float = 0.0  # eager outside regions not tied to a break
+    skipped_eager_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id
+    entry_us_per_call: float = 0.0
+    exit_us_per_call: float = 0.0
+    call_us: float = 0.0  # the per-call total the segments were scaled to (or profiled median)
+    profiled_call_us: float = 0.0  # median profiled call duration (inflated by the profiler)
+    calibration_ratio: float | None = None  # corrected profiled total / unprofiled median
+    scale: float = 1.0
+    warnings: tuple[str, ...] = ()
+
+
+# --- the segmenter ----------------------------------------------------------------------------
+
+
+class _Segmenter:
+    def __init__(self, capture: Capture | None) -> None:
+        self.capture = capture
+        self.root_skip = capture.root_skip_break_id if capture is not None else None
+        self.segments: list[RawSegment] = []
+        self.regions: list[RegionInstance] = []
+
+    def end_break(self, compile_id: str) -> str | None:
+        if self.capture is None:
+            return None
+        frame = self.capture.frame(compile_id)
+        return frame.end_break_id if frame is not None else None
+
+    def emit(
+        self,
+        kind: str,
+        start: float,
+        end: float,
+        events: list[float],
+        compile_id: str | None = None,
+        break_id: str | None = None,
+    ) -> None:
+        if end - start <= 0:
+            return
+        n = sum(1 for t in events if start <= t < end)
+        self.segments.append(RawSegment(kind, start, end - start, compile_id, break_id, n))
+
+
+def _owners(event: TraceEvent) -> list[TraceEvent]:
+    """The nearest structural descendants (regions, lookups, graph calls) of an event."""
+    out: list[TraceEvent] = []
+    for child in event.children:
+        if _is_owner(child.name):
+            out.append(child)
+        else:
+            out.extend(_owners(child))
+    return out
+
+
+def _is_owner(name: str) -> bool:
+    return (
+        name.startswith(ta.REGION_PREFIX) or name == ta.LOOKUP_EVENT or ta.is_graph_call_event(name)
+    )
+
+
+def _event_starts(event: TraceEvent, stop_at_owners: bool = True) -> list[float]:
+    """Start times of the profiler events an owner is charged for: itself and its non-owner
+    descendants (folded subtrees are counted at their start)."""
+    starts = [event.start_us]
+    for child in event.children:
+        if stop_at_owners and _is_owner(child.name):
+            continue
+        starts.extend(_event_starts(child, stop_at_owners))
+    if not event.children and event.n_events > 1:
+        starts.extend([event.start_us] * (event.n_events - 1))
+    return starts
+
+
+def _own_intervals(start: float, end: float, owners: list[TraceEvent]) -> list[tuple[float, float]]:
+    """[start, end) minus the owner children's intervals, in order."""
+    out: list[tuple[float, float]] = []
+    cursor = start
+    for child in sorted(owners, key=lambda e: e.start_us):
+        c_start = max(child.start_us, cursor)
+        if c_start > cursor:
+            out.append((cursor, min(c_start, end)))
+        cursor = max(cursor, child.start_us + child.duration_us)
+    if cursor < end:
+        out.append((cursor, end))
+    return out
+
+
+def segment_call(call: TraceEvent, capture: Capture | None = None) -> CallSegments:
+    """Split one call's record into ordered segments that tile it exactly."""
+    seg = _Segmenter(capture)
+    call_start, call_end = call.start_us, call.start_us + call.duration_us
+    owners = _owners(call)
+    events = _event_starts(call)
+    region_spans = [o for o in owners if o.name.startswith(ta.REGION_PREFIX)]
+    lookups = [o for o in owners if o.name == ta.LOOKUP_EVENT]
+    first = min((o.start_us for o in region_spans + lookups), default=None)
+    last = max((o.start_us + o.duration_us for o in region_spans), default=None)
+    glue = _lookup_glue(owners)
+    for a, b in _own_intervals(call_start, call_end, owners):
+        if (a, b) in glue and seg.root_skip is None:  # between a lookup and its region
+            seg.emit("guard_lookup", a, b, events, compile_id=glue[(a, b)])
+            continue
+        pieces = [(a, b)]
+        for lo, hi, kind in (
+            (call_start, first, "entry"),
+            (first, last, "eager"),
+            (last, call_end, "exit"),
+        ):
+            if lo is None or hi is None:
+                continue
+            for x, y in pieces:
+                s, e = max(x, lo), min(y, hi)
+                if e > s:
+                    if seg.root_skip is not None:
+                        seg.emit("eager", s, e, events, break_id=seg.root_skip)
+                    else:
+                        seg.emit(kind, s, e, events)
+        if first is None:  # no region and no lookup at all: the whole call ran eagerly
+            seg.emit("eager", a, b, events, break_id=seg.root_skip)
+    _walk_owners(seg, owners, parent=())
+    segments = sorted(seg.segments, key=lambda s: s.start_us)
+    return CallSegments(call.duration_us, tuple(_merge(segments)), tuple(seg.regions))
+
+
+def _lookup_glue(owners: list[TraceEvent]) -> dict[tuple[float, float], str | None]:
+    """Intervals from the end of a cache lookup to the start of the region right after it."""
+    ordered = sorted(owners, key=lambda e: e.start_us)
+    out: dict[tuple[float, float], str | None] = {}
+    for prev, nxt in itertools.pairwise(ordered):
+        if prev.name == ta.LOOKUP_EVENT and nxt.name.startswith(ta.REGION_PREFIX):
+            out[(prev.start_us + prev.duration_us, nxt.start_us)] = ta.region_compile_id(nxt.name)
+    return out
+
+
+def _walk_owners(seg: _Segmenter, owners: list[TraceEvent], parent: tuple[str, ...]) -> None:
+    ordered = sorted(owners, key=lambda e: e.start_us)
+    for i, owner in enumerate(ordered):
+        start, end = owner.start_us, owner.start_us + owner.duration_us
+        if owner.name == ta.LOOKUP_EVENT:
+            nxt = next((o for o in ordered[i + 1 :] if o.name.startswith(ta.REGION_PREFIX)), None)
+            cid = ta.region_compile_id(nxt.name) if nxt is not None else None
+            inner = _owners(owner)
+            for a, b in _own_intervals(start, end, inner):
+                seg.emit("guard_lookup", a, b, _event_starts(owner), compile_id=cid)
+            _walk_owners(seg, inner, parent)
+        elif owner.name.startswith(ta.REGION_PREFIX):
+            _region(seg, owner, parent)
+        else:  # a graph call outside any region (should not happen): count it as eager
+            seg.emit("eager", start, end, _event_starts(owner, stop_at_owners=False))
+
+
+def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> None:
+    cid = ta.region_compile_id(region.name) or "?"
+    start, end = region.start_us, region.start_us + region.duration_us
+    owners = _owners(region)
+    graph_calls = [o for o in owners if ta.is_graph_call_event(o.name)]
+    graph = graph_calls[0] if graph_calls else None
+    break_id = seg.end_break(cid)
+    events = _event_starts(region)
+    # Everything up to the end of the graph call is the compiled region; with no graph call,
+    # a region whose graph is empty is all gap, one that ends in a return is all compiled.
+    if graph is not None:
+        split = graph.start_us + graph.duration_us
+    elif break_id is not None and _graph_ops(seg.capture, cid) in (0, None):
+        split = start
+    elif break_id is not None:
+        split = end  # graph not separable (no graph-call event): counted as compiled
+    else:
+        split = end
+    glue = _lookup_glue(owners)
+    for a, b in _own_intervals(start, end, owners):
+        if (a, b) in glue:  # between a nested lookup and its region: entering the resume code
+            seg.emit("guard_lookup", a, b, events, compile_id=glue[(a, b)])
+        elif b <= split:
+            seg.emit("compiled", a, b, events, compile_id=cid)
+        elif a >= split:
+            kind = "gap" if break_id is not None else "compiled"
+            seg.emit(kind, a, b, events, compile_id=cid, break_id=break_id)
+        else:
+            seg.emit("compiled", a, split, events, compile_id=cid)
+            kind = "gap" if break_id is not None else "compiled"
+            seg.emit(kind, split, b, events, compile_id=cid, break_id=break_id)
+    for g in graph_calls:
+        g_start, g_end = g.start_us, g.start_us + g.duration_us
+        seg.emit("compiled", g_start, g_end, _event_starts(g, stop_at_owners=False), cid)
+    seg.regions.append(
+        RegionInstance(
+            cid,
+            start,
+            region.duration_us,
+            sum(g.duration_us for g in graph_calls) if graph_calls else None,
+            parent,
+            sum(g.n_events for g in graph_calls),
+        )
+    )
+    inner = [o for o in owners if not ta.is_graph_call_event(o.name)]
+    _walk_owners(seg, inner, parent=(*parent, cid))
+
+
+def _graph_ops(capture: Capture | None, compile_id: str) -> int | None:
+    if capture is None:
+        return None
+    frame = capture.frame(compile_id)
+    return frame.ops if frame is not None else None
+
+
+def _merge(segments: list[RawSegment]) -> list[RawSegment]:
+    out: list[RawSegment] = []
+    for s in segments:
+        if out:
+            p = out[-1]
+            same = (p.kind, p.compile_id, p.break_id) == (s.kind, s.compile_id, s.break_id)
+            if same and abs(p.start_us + p.duration_us - s.start_us) < 1e-6:
+                out[-1] = RawSegment(
+                    p.kind,
+                    p.start_us,
+                    p.duration_us + s.duration_us,
+                    p.compile_id,
+                    p.break_id,
+                    p.n_events + s.n_events,
+                )
+                continue
+        out.append(s)
+    return out
+
+
+# --- the join ---------------------------------------------------------------------------------
+
+
+def _median(values: list[float]) -> float:
+    return float(statistics.median(values)) if values else 0.0
+
+
+def attribute(
+    trace: ProfileTrace, capture: Capture, unprofiled_median_ms: float | None = None
+) -> AttributionResult:
+    """Segment every profiled call, correct for profiler overhead, and join to the capture."""
+    warnings = list(trace.warnings)
+    per_call = [segment_call(call, capture) for call in trace.calls]
+    overhead = trace.overhead_us_per_event or 0.0
+    corrected: list[list[tuple[RawSegment, float]]] = []
+    for cs in per_call:
+        corrected.append(
+            [(s, max(0.0, s.duration_us - s.n_events * overhead)) for s in cs.segments]
+        )
+    profiled_totals = [cs.total_us for cs in per_call]
+    corrected_totals = [sum(d for _, d in c) for c in corrected]
+    unprofiled_us = (
+        unprofiled_median_ms * 1000.0
+        if unprofiled_median_ms is not None
+        else median_unprofiled_us(trace)
+    )
+    calibration_ratio = (
+        _median(corrected_totals) / unprofiled_us
+        if unprofiled_us and corrected_totals and _median(corrected_totals) > 0
+        else None
+    )
+    if calibration_ratio is not None and abs(calibration_ratio - 1) > 0.25:
+        warnings.append(
+            f"profiled time corrected for overhead is {calibration_ratio:.2f}x the unprofiled "
+            "time; segment shares are less reliable"
+        )
+    scale = 1.0
+    if unprofiled_us and corrected_totals and _median(corrected_totals) > 0:
+        scale = unprofiled_us / _median(corrected_totals)
+    source = "given" if unprofiled_median_ms is not None else "timed in the profiling run"
+    method = (
+        f"profile shares, corrected for {overhead:.2f} µs per profiler event "
+        f"({trace.overhead_method or 'no calibration recorded'}); totals scaled to the "
+        f"unprofiled median per call ({source})"
+        if unprofiled_us
+        else f"profile only, corrected for {overhead:.2f} µs per profiler event"
+    )
+
+    timelines: list[CallTimeline] = []
+    sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
+    covered = measured = 0.0
+    for index, (cs, corr) in enumerate(zip(per_call, corrected, strict=True)):
+        covered += sum(s.duration_us for s in cs.segments)
+        measured += cs.total_us
+        acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
+        segs: list[Segment] = []
+        cursor = 0.0
+        for raw, dur in corr:
+            value = dur * scale
+            segs.append(
+                Segment(raw.kind, round(cursor, 3), round(value, 3), raw.compile_id, raw.break_id)
+            )
+            cursor += value
+            acc[(raw.kind, raw.compile_id, raw.break_id)] += value
+        for key, value in acc.items():
+            sums[key].append(value)
+        timelines.append(CallTimeline(index, round(cursor, 3), tuple(segs)))
+    n = len(per_call)
+
+    med = {k: _median(v + [0.0] * (n - len(v))) for k, v in sums.items()}
+    region_us: dict[str, float] = defaultdict(float)
+    gap_us: dict[str, float] = defaultdict(float)
+    skipped_us: dict[str, float] = defaultdict(float)
+    lookup = eager = entry = exit_ = 0.0
+    for (kind, cid, bid), value in med.items():
+        if kind == "compiled" and cid:
+            region_us[cid] += value
+        elif kind == "gap" and bid:
+            gap_us[bid] += value
+        elif kind == "gap" and cid:
+            region_us[cid] += value
+        elif kind == "guard_lookup":
+            lookup += value
+        elif kind == "eager" and bid:
+            skipped_us[bid] += value
+        elif kind == "eager":
+            eager += value
+        elif kind == "entry":
+            entry += value
+        elif kind == "exit":
+            exit_ += value
+
+    counts = _region_counts(per_call, n)
+    occurrences = _break_occurrences(per_call, capture, n)
+    graph_call = _graph_call_us(per_call, n, overhead, scale)
+    fixed = {
+        cid: max(0.0, region_us[cid] / counts[cid] - graph_call.get(cid, 0.0) / counts[cid])
+        for cid in region_us
+        if counts.get(cid) and cid in graph_call
+    }
+    lookups_per_call = _median(
+        [float(sum(1 for s in cs.segments if s.kind == "guard_lookup")) for cs in per_call]
+    )
+
+    breaks = tuple(
+        _fill_break(
+            b, occurrences.get(b.id, 0.0), gap_us.get(b.id, 0.0) + skipped_us.get(b.id, 0.0)
+        )
+        for b in capture.breaks
+    )
+    seen = {r.compile_id for cs in per_call for r in cs.regions}
+    unknown = sorted(seen - {f.compile_id for f in capture.frames})
+    if unknown:
+        warnings.append(f"regions in the profile that the capture did not see: {unknown}")
+    coverage = covered / measured if measured > 0 else None
+    attribution = Attribution(
+        coverage=round(coverage, 4) if coverage is not None else None,
+        method=method,
+        profiled_calls=n,
+        profiler_overhead_us_per_event=overhead,
+        calls=tuple(timelines),
+    )
+    return AttributionResult(
+        attribution=attribution,
+        breaks=breaks,
+        graphs=capture.graphs,
+        region_us_per_call=dict(region_us),
+        gap_us_per_call=dict(gap_us),
+        region_count_per_call=counts,
+        graph_call_us_per_call=graph_call,
+        region_fixed_us=fixed,
+        guard_lookup_us_per_call=lookup,
+        guard_lookups_per_call=lookups_per_call,
+        eager_us_per_call=eager,
+        skipped_eager_us_per_call=dict(skipped_us),
+        entry_us_per_call=entry,
+        exit_us_per_call=exit_,
+        call_us=unprofiled_us if unprofiled_us else _median(corrected_totals),
+        profiled_call_us=_median(profiled_totals),
+        calibration_ratio=calibration_ratio,
+        scale=scale,
+        warnings=tuple(warnings),
+    )
+
+
+def _region_counts(per_call: list[CallSegments], n: int) -> dict[str, float]:
+    counts: dict[str, list[float]] = defaultdict(list)
+    for cs in per_call:
+        local: dict[str, float] = defaultdict(float)
+        for r in cs.regions:
+            local[r.compile_id] += 1
+        for cid, c in local.items():
+            counts[cid].append(c)
+    return {cid: _median(v + [0.0] * (n - len(v))) for cid, v in counts.items()}
+
+
+def _graph_call_us(
+    per_call: list[CallSegments], n: int, overhead: float, scale: float
+) -> dict[str, float]:
+    values: dict[str, list[float]] = defaultdict(list)
+    for cs in per_call:
+        local: dict[str, float] = defaultdict(float)
+        for r in cs.regions:
+            if r.graph_call_us is not None:
+                own = r.graph_call_us - overhead * r.graph_call_events
+                local[r.compile_id] += max(0.0, own) * scale
+        for cid, v in local.items():
+            values[cid].append(v)
+    return {cid: _median(v + [0.0] * (n - len(v))) for cid, v in values.items()}
+
+
+def _break_occurrences(per_call: list[CallSegments], capture: Capture, n: int) -> dict[str, float]:
+    """How often each break runs per call: region instances that end in it, not counting an
+    instance nested inside another instance ending in the same break (a submodule break seen
+    by the outer and the inner frame happens once). A skipped root frame counts once."""
+    values: dict[str, list[float]] = defaultdict(list)
+    root_skip = capture.root_skip_break_id
+    for cs in per_call:
+        local: dict[str, float] = defaultdict(float)
+        for r in cs.regions:
+            frame = capture.frame(r.compile_id)
+            bid = frame.end_break_id if frame is not None else None
+            if bid is None:
+                continue
+            enclosing = {capture.frame(a) for a in r.ancestors} - {None}
+            if all(f.end_break_id != bid for f in enclosing if f is not None):
+                local[bid] += 1
+        if root_skip is not None and local.get(root_skip, 0) == 0:
+            local[root_skip] = 1.0
+        for bid, v in local.items():
+            values[bid].append(v)
+    return {bid: _median(v + [0.0] * (n - len(v))) for bid, v in values.items()}
+
+
+def _fill_break(b: BreakRecord, occurrences: float, gap_us: float) -> BreakRecord:
+    return replace(b, occurrences_per_call=occurrences, gap_ms=round(gap_us / 1000.0, 6))

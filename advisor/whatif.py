@@ -1,0 +1,164 @@
+"""Measured counterfactuals: compile the workload again with a Dynamo config knob that removes a
+break, check it still matches eager and whether visible behaviour changes, and time it
+interleaved with the unmodified default mode.
+
+Each what-if is its own A/B: Dynamo is reset, the baseline and the variant are compiled with
+backends of their own (so neither reuses the other's code), and both are timed round-robin with
+the harness's method. Run what-ifs after profiling: the reset discards the main run's code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from advisor import harness, torch_adapter
+from advisor.model import BreakRecord, LatencyStats, Settings, WhatIf
+from advisor.stats import latency_stats, median_difference_ci
+from advisor.taxonomy import Knob
+from advisor.workload import Workload
+
+
+@dataclass(frozen=True)
+class ABResult:
+    baseline: LatencyStats
+    variant: LatencyStats
+    saving_ms: float
+    saving_low_ms: float
+    saving_high_ms: float
+    warnings: tuple[str, ...] = ()
+
+
+def ab_timing(
+    baseline: Callable[[], Any], variant: Callable[[], Any], settings: Settings,
+    timer: harness.Timer,
+) -> ABResult:
+    """Interleaved timing of two warm callables; saving = baseline - variant (ms per call)."""
+    samples, number, warnings = harness.interleaved_samples(
+        [("baseline", baseline), ("variant", variant)], settings, timer
+    )
+    base_ms = [s * 1e3 for s in samples["baseline"]]
+    var_ms = [s * 1e3 for s in samples["variant"]]
+    saving, low, high = median_difference_ci(base_ms, var_ms)
+    return ABResult(
+        latency_stats(samples["baseline"], number["baseline"]),
+        latency_stats(samples["variant"], number["variant"]),
+        saving, low, high, tuple(warnings),
+    )
+
+
+def knob_value(knob: Knob) -> Any:
+    if knob.value_spec == "true":
+        return True
+    if knob.value_spec == "print":
+        return {print}
+    if knob.value_spec.startswith("logger:"):
+        return {getattr(logging.Logger, knob.value_spec.split(":", 1)[1])}
+    raise ValueError(f"unknown knob value spec {knob.value_spec!r}")
+
+
+def _stdout_of(call: Callable[[], Any]) -> tuple[Any, str]:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        result = call()
+    return result, buffer.getvalue()
+
+
+def measure_knob(
+    workload: Workload,
+    knob: Knob,
+    targets: list[BreakRecord],
+    reference_output: Any,
+    settings: Settings,
+    device: str,
+    timer: harness.Timer | None = None,
+    capture_factory: Callable[[], Any] | None = None,
+) -> dict[str, WhatIf]:
+    """Compile baseline and knob variant, check the variant, time both interleaved.
+
+    One measurement serves every break the knob addresses (e.g. several prints); the measured
+    saving is shared among the breaks it removed in proportion to their estimated costs.
+    """
+    timer = timer or harness.timer_for(device)
+    torch_adapter.reset_dynamo()
+    base_backend = torch_adapter.InductorBackend("whatif-baseline")
+    var_backend = torch_adapter.InductorBackend("whatif-variant")
+    base_fn = torch_adapter.compile_mode(workload.fn, base_backend, False)
+    var_fn = torch_adapter.compile_mode(workload.fn, var_backend, False)
+
+    def base_call() -> Any:
+        return base_fn(*workload.args, **workload.kwargs)
+
+    def var_call() -> Any:
+        return var_fn(*workload.args, **workload.kwargs)
+
+    try:
+        for _ in range(1 + settings.warmup):
+            _stdout_of(base_call)
+        _, base_stdout = _stdout_of(base_call)
+        capture = capture_factory() if capture_factory is not None else None
+        with torch_adapter.dynamo_config_patch(knob.setting, knob_value(knob)):
+            with capture if capture is not None else contextlib.nullcontext():
+                for _ in range(1 + settings.warmup):
+                    _stdout_of(var_call)
+        compiled_before = len(var_backend.compile_ids)
+        output, var_stdout = _stdout_of(var_call)
+    except Exception as exc:  # a knob that breaks compilation is a finding for this what-if
+        failed = WhatIf(knob.name, "failed",
+                        note=f"variant failed: {type(exc).__name__}: {_first_line(exc)}")
+        return {t.id: failed for t in targets}
+    matches, _ = harness.compare_outputs(reference_output, output)
+    removed: dict[str, bool | None] = {t.id: None for t in targets}
+    if capture is not None:
+        remaining = capture.result().breaks
+        removed = {t.id: not any(_same_site(b, t) for b in remaining) for t in targets}
+    warnings = []
+    if base_stdout != var_stdout:
+        warnings.append(
+            f"stdout differs under the knob: {len(base_stdout)} characters per call before, "
+            f"{len(var_stdout)} after"
+            + (" (the print was dropped)" if base_stdout and not var_stdout else "")
+        )
+    elif knob.behaviour_note and knob.value_spec.startswith("logger:"):
+        warnings.append(knob.behaviour_note)
+    ab = ab_timing(base_call, var_call, settings, timer)
+    if len(var_backend.compile_ids) != compiled_before:
+        warnings.append("the variant recompiled while being timed without the knob")
+    gone = [t for t in targets if removed[t.id]]
+    weights = {t.id: max(t.cost_ms or 0.0, 0.0) for t in gone}
+    total_weight = sum(weights.values())
+    results = {}
+    for t in targets:
+        share = 1.0
+        if removed[t.id] and len(gone) > 1:
+            share = weights[t.id] / total_weight if total_weight > 0 else 1.0 / len(gone)
+        together = (f"; the knob removed {len(gone)} breaks together, this break is credited "
+                    f"{share:.0%} of the saving (by estimated cost)" if len(gone) > 1 else "")
+        results[t.id] = WhatIf(
+            knob=knob.name,
+            status="measured",
+            removes_break=removed[t.id],
+            baseline_ms=ab.baseline.median_ms,
+            variant_ms=ab.variant.median_ms,
+            saving_ms=ab.saving_ms * share,
+            saving_noise_ms=(ab.saving_high_ms - ab.saving_low_ms) / 2 * share,
+            matches_eager=matches,
+            behaviour_warning="; ".join(warnings) or None,
+            note=f"interleaved A/B over {ab.baseline.n} rounds; whole-step saving "
+                 f"{ab.saving_ms:.4f} ms, 95% CI [{ab.saving_low_ms:.4f}, "
+                 f"{ab.saving_high_ms:.4f}] ms{together}",
+        )
+    return results
+
+
+def _same_site(a: BreakRecord, b: BreakRecord) -> bool:
+    return a.line == b.line and a.file == b.file
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"

@@ -1,0 +1,66 @@
+"""Shared helpers for the scenario suite (not a scenario itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+
+BREAK_MARKER = "# graph-break"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def marker_line(file: str, marker: str = BREAK_MARKER) -> int:
+    """The 1-based line number of the single line in `file` that carries `marker`.
+
+    Scenarios mark the innermost user line where Dynamo breaks with a trailing comment, so
+    EXPECTED_LINE follows the code when lines move.
+    """
+    lines = Path(file).read_text(encoding="utf-8").splitlines()
+    hits = [i for i, text in enumerate(lines, start=1) if text.rstrip().endswith(marker)]
+    if len(hits) != 1:
+        raise RuntimeError(f"{file}: expected exactly one line ending in {marker!r}, found {hits}")
+    return hits[0]
+
+
+def seeded(seed: int = 0) -> torch.Generator:
+    """Seed the global RNG (module init) and return a CPU generator for inputs."""
+    torch.manual_seed(seed)
+    gen = torch.Generator()
+    gen.manual_seed(seed + 1)
+    return gen
+
+
+def inference(module: torch.nn.Module, device: str) -> torch.nn.Module:
+    """Move to `device`, eval mode, parameters without grad."""
+    module = module.to(device).eval()
+    for p in module.parameters():
+        p.requires_grad_(False)
+    return module
+
+
+def randn(gen: torch.Generator, *shape: int, device: str) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen).to(device)
+
+
+def randint(gen: torch.Generator, high: int, *shape: int, device: str) -> torch.Tensor:
+    return torch.randint(0, high, shape, generator=gen).to(device)
+
+
+def run_frame_uncompiled(fn: F) -> F:
+    """Make Dynamo skip `fn`'s own frame but still compile the frames it calls.
+
+    Used by a driver loop that feeds a model batches of different shapes, so each model call is
+    its own compiled frame (and recompiles), as when `model = torch.compile(model)` is called
+    from an ordinary Python loop. `torch.compiler.disable(recursive=False)` does not do this for
+    a function that is itself passed to `torch.compile` (torch 2.13 traces through it), so this
+    uses Dynamo's code skip list.
+    """
+    skip_code = getattr(torch._dynamo.eval_frame, "skip_code", None)
+    if skip_code is None:  # pragma: no cover - feature detection for other releases
+        raise RuntimeError("this torch release has no torch._dynamo.eval_frame.skip_code")
+    skip_code(fn.__code__)
+    return fn

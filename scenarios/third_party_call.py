@@ -1,0 +1,74 @@
+"""A call into a C-extension helper that Dynamo cannot trace.
+Pattern: the forward calls a compiled helper from outside torch to make a small decision, here
+`bisect.bisect_right` (implemented in C, like a pybind11 or Cython helper from a third-party
+package) to map the sequence length to a length bucket that selects a learned bias. Dynamo does
+not know what a foreign builtin does, so it refuses it (GB0007 "Attempted to call function marked
+as skipped": "a Python builtin ... or a third-party C/C++ Python extension") and splits the
+graph around it on every call, even though the arguments are plain Python ints. The fix is to
+isolate the call: move it out of the hot path (here: evaluate it once per length at
+construction and look the result up), or wrap a tensor-level helper as a
+`torch.library.custom_op` so it becomes one opaque node in the graph.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import torch
+from torch import nn
+
+from advisor.workload import Workload
+from scenarios._common import inference, marker_line, randint, seeded
+
+PATTERN = "call into an untraceable C-extension helper"
+EXPECTED_VERDICT = "isolate"
+EXPECTED_GB_CODE = "GB0007"
+EXPECTED_LINE = marker_line(__file__)
+
+BATCH, SEQ, MAX_SEQ, VOCAB, DIM = 8, 48, 128, 4000, 128
+LENGTH_BUCKETS = [16, 32, 64, 96]
+
+
+def length_bucket(length: int) -> int:
+    """The bucket of a sequence length (the 'third-party' helper)."""
+    return bisect.bisect_right(LENGTH_BUCKETS, length)  # graph-break
+
+
+class LengthAwareEncoder(nn.Module):
+    def __init__(self, precomputed: bool) -> None:
+        super().__init__()
+        self.precomputed = precomputed
+        # the isolated version: the C call runs once per possible length, outside the hot path
+        self.bucket_of_length = {n: length_bucket(n) for n in range(1, MAX_SEQ + 1)}
+        self.embed = nn.Embedding(VOCAB, DIM)
+        self.length_bias = nn.Embedding(len(LENGTH_BUCKETS) + 1, DIM)
+        self.norm = nn.LayerNorm(DIM)
+        self.fc1 = nn.Linear(DIM, DIM * 2)
+        self.fc2 = nn.Linear(DIM * 2, DIM)
+
+    def forward(self, token_ids: torch.Tensor) -> torch.Tensor:
+        h = self.embed(token_ids)
+        length = token_ids.shape[1]
+        if self.precomputed:
+            bucket = self.bucket_of_length[length]
+        else:
+            bucket = length_bucket(length)
+        h = h + self.length_bias.weight[bucket]
+        h = h + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(h))))
+        return h.mean(dim=1)
+
+
+def _make(device: str, precomputed: bool) -> Workload:
+    gen = seeded(0)
+    model = inference(LengthAwareEncoder(precomputed), device)
+    ids = randint(gen, VOCAB, BATCH, SEQ, device=device)
+    name = "third_party_call.fixed" if precomputed else "third_party_call"
+    return Workload(model, (ids,), {}, name)
+
+
+def workload(device: str) -> Workload:
+    return _make(device, precomputed=False)
+
+
+def fixed(device: str) -> Workload:
+    return _make(device, precomputed=True)

@@ -1,0 +1,61 @@
+"""Regenerate the recorded capture/profile artifacts used by the fast attribution tests.
+
+How to run (from the repository root, about a minute on 2 CPU cores; one torch process):
+
+    .venv/bin/python tests/data/regenerate.py            # all cases
+    .venv/bin/python tests/data/regenerate.py print if   # only these cases
+
+For every case in `tests/cases/breaks.py` it resets Dynamo, compiles the case with
+`backend="eager"` wrapped by `torch_adapter.marked_backend` (so each graph call is a named
+profiler event), runs it inside a `CaptureSession`, profiles a few warm calls with
+`profile_calls`, and writes `tests/data/<case>.capture.json` and `tests/data/<case>.trace.json`.
+The `inductor_print` artifacts use real Inductor (the `## Call CompiledFxGraph` marker path).
+Timings in the traces are machine-dependent; the tests only assert structure, counts and
+coverage, never absolute times. Commit the regenerated files together with the change that
+needed them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from advisor.capture import compile_and_capture  # noqa: E402
+from advisor.profile import profile_calls  # noqa: E402
+from tests.cases.breaks import CASES  # noqa: E402
+
+DATA = Path(__file__).resolve().parent
+N_CALLS = 3
+INDUCTOR_CASES = {"inductor_print": "print"}
+
+
+def record(name: str, case_name: str, backend: str, mark: bool) -> None:
+    case = CASES[case_name]
+    args = case.make_args()
+    extra = tuple(make() for make in case.extra_args)
+    compiled, capture = compile_and_capture(
+        case.build(), args, backend=backend, mark_graphs=mark, extra_calls=extra
+    )
+    trace = profile_calls(lambda: compiled(*args), N_CALLS, "cpu", warmup=2)
+    (DATA / f"{name}.capture.json").write_text(capture.to_json() + "\n")
+    (DATA / f"{name}.trace.json").write_text(trace.to_json() + "\n")
+    print(f"{name}: {len(capture.breaks)} breaks, {len(trace.calls)} calls")
+
+
+def main(names: list[str]) -> None:
+    wanted = names or [*CASES, *INDUCTOR_CASES]
+    for name in wanted:
+        if name in INDUCTOR_CASES:
+            record(name, INDUCTOR_CASES[name], "inductor", mark=False)
+        elif name in CASES:
+            record(name, name, "eager", mark=True)
+        else:
+            raise SystemExit(f"unknown case {name!r}; known: {[*CASES, *INDUCTOR_CASES]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

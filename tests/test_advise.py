@@ -1,0 +1,193 @@
+"""The cost model, verdicts, taxonomy and recompile advice, on recorded artifacts (no compile)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from advisor.advise import (
+    advise,
+    build_cost_model,
+    decide,
+    estimate,
+    finalize_with_what_ifs,
+    median_noise_ms,
+    recompile_findings,
+    recompile_recommendation,
+)
+from advisor.attribute import attribute
+from advisor.capture import Capture
+from advisor.model import BreakRecord, LatencyStats, ModeResult, RecompileRecord, WhatIf
+from advisor.profile import ProfileTrace
+from advisor.taxonomy import category_for, knob_for
+
+DATA = Path(__file__).parent / "data"
+
+
+def mode(name: str, median_ms: float, iqr_ms: float = 0.0, n: int = 20) -> ModeResult:
+    samples = tuple([median_ms] * n)
+    return ModeResult(name, "ok", latency=LatencyStats(median_ms, iqr_ms, n, samples))
+
+
+def load(case: str):  # type: ignore[no-untyped-def]
+    capture = Capture.from_json((DATA / f"{case}.capture.json").read_text())
+    trace = ProfileTrace.from_json((DATA / f"{case}.trace.json").read_text())
+    return capture, trace
+
+
+@pytest.fixture(scope="module")
+def inductor_print():  # type: ignore[no-untyped-def]
+    capture, trace = load("inductor_print")
+    return capture, attribute(trace, capture, None)
+
+
+def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: ignore[no-untyped-def]
+    _, att = inductor_print
+    default = mode("default", att.call_us / 1e3)
+    eager = mode("eager", att.call_us / 1e3 * 3)
+    model = build_cost_model(att, default, eager)
+    assert model.region_overhead_us is not None and model.region_overhead_us > 0
+    assert model.guard_lookup_us is not None and model.guard_lookup_us >= 0
+    brk = att.breaks[0]
+    assert brk.occurrences_per_call == 1
+    costed = estimate(brk, att, model)
+    r = model.compiled_ratio or 0.0
+    expected_us = model.per_break_fixed_us + (brk.gap_ms or 0) * 1e3 * (1 - r)
+    assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
+    assert costed.cost_share == pytest.approx(costed.cost_ms / default.latency.median_ms, rel=1e-4)
+    assert "extra region" in costed.why
+
+
+def test_verdicts_follow_threshold_and_noise(inductor_print) -> None:  # type: ignore[no-untyped-def]
+    _, att = inductor_print
+    brk = att.breaks[0]
+    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0), None)).cost_ms
+    assert cost_ms is not None and cost_ms > 0
+    # A step 10x the break's cost: 10% share, no noise -> isolate (a print).
+    small_step = mode("default", cost_ms * 10)
+    advice = advise(att, small_step, None, ignore_share=0.01)
+    assert advice.breaks[0].verdict == "isolate"
+    assert advice.breaks[0].category == "print"
+    assert "reorderable_logging_functions" in advice.breaks[0].recipe
+    # A step 1000x the cost: 0.1% share -> ignore.
+    big_step = mode("default", cost_ms * 1000)
+    assert advise(att, big_step, None, ignore_share=0.01).breaks[0].verdict == "ignore"
+    # Same step, but so noisy the cost is below the standard error of the median -> ignore.
+    noisy = mode("default", cost_ms * 10, iqr_ms=cost_ms * 40, n=20)
+    assert median_noise_ms(noisy) > cost_ms
+    assert advise(att, noisy, None, ignore_share=0.01).breaks[0].verdict == "ignore"
+    # The threshold is an option: the same report gives the same verdicts.
+    assert advise(att, big_step, None, ignore_share=0.0001).breaks[0].verdict == "isolate"
+
+
+def test_measured_what_if_overrides_estimate(inductor_print) -> None:  # type: ignore[no-untyped-def]
+    _, att = inductor_print
+    brk = att.breaks[0]
+    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0), None)).cost_ms or 0
+    step = mode("default", cost_ms * 1000)  # estimate alone says ignore
+    advice = advise(att, step, None)
+    assert advice.breaks[0].verdict == "ignore"
+    assert advice.knobs and advice.knobs[0][1].setting == "reorderable_logging_functions"
+    measured = WhatIf("reorderable_logging_functions={print}", "measured", True, 1.0, 0.5, 0.5,
+                      0.01, matches_eager=True)
+    final = finalize_with_what_ifs(advice, {brk.id: measured}, 0.01)
+    assert final[0].verdict == "isolate"
+    assert final[0].what_if is not None and final[0].what_if.estimated_saving_ms == pytest.approx(
+        advice.breaks[0].cost_ms)
+    assert "measured what-if saving" in final[0].why
+    # A what-if that did not remove the break is not used as evidence.
+    useless = dataclasses.replace(measured, removes_break=False)
+    assert finalize_with_what_ifs(advice, {brk.id: useless}, 0.01)[0].verdict == "ignore"
+
+
+def _brk(code: str | None, gb_type: str, src: str = "", explanation: str = "",
+         file: str = "/home/u/model.py") -> BreakRecord:
+    return BreakRecord("B1", code, gb_type, file, 10, src, "forward", explanation)
+
+
+@pytest.mark.parametrize(
+    ("brk", "category", "action"),
+    [
+        (_brk("GB0059", "Failed to trace builtin operator", 'print("x")',
+              "builtin operator `print`"), "print", "isolate"),
+        (_brk("GB0059", "Failed to trace builtin operator", "len(x)", "operator `len`"),
+         "other", "rewrite"),
+        (_brk("GB0170", "Data-dependent branching", "if x.sum() > 0:"), "data_dependent_branch",
+         "rewrite"),
+        (_brk(None, "generic_jump TensorVariable()", "if x.sum() > 0:"),
+         "data_dependent_branch", "rewrite"),
+        (_brk("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+              "n = x.item()"), "scalar_extraction", "rewrite"),
+        (_brk("GB0033", "Data dependent operator", "x.tolist()"), "scalar_extraction", "rewrite"),
+        (_brk("GB0036", "Dynamic shape operator", "idx = m.nonzero()"), "dynamic_shape",
+         "rewrite"),
+        (_brk("GB0098", "Skip calling `torch.compiler.disable()`d function", "helper(x)"),
+         "disabled", "isolate"),
+        (_brk("GB0291", "logging.Logger method not supported for non-export cases",
+              'LOG.warning("x")'), "logging", "isolate"),
+        (_brk("GB6215", "Unresolved GetAttrVariable comparison", "log = logging.getLogger()",
+              file="/usr/lib/python3.11/logging/__init__.py"), "logging", "isolate"),
+        (_brk("GB0231", "call `torch.from_numpy` with `torch._dynamo.config.trace_numpy=False`",
+              "torch.from_numpy(a)"), "numpy", "rewrite"),
+        (_brk("GB0007", "Attempted to call function marked as skipped", "scipy.special.erf(a)"),
+         "third_party", "isolate"),
+        (_brk("GB9999", "A code from the future", "weird(x)",
+              file="/venv/lib/python3.11/site-packages/lib/x.py"), "third_party", "isolate"),
+        (_brk("GB9999", "A code from the future", "np.fft.fft(a)"), "numpy", "rewrite"),
+        (_brk("GB0025", "Call to `torch._dynamo.graph_break()`", "torch._dynamo.graph_break()"),
+         "explicit", "rewrite"),
+    ],
+)
+def test_taxonomy(brk: BreakRecord, category: str, action: str) -> None:
+    cat = category_for(brk)
+    assert (cat.key, cat.action) == (category, action)
+
+
+def test_knobs() -> None:
+    item = _brk("GB0124", "Unsupported Tensor.item() call", "n = x.item()")
+    knob = knob_for(item, category_for(item))
+    assert knob is not None and knob.setting == "capture_scalar_outputs"
+    log = _brk("GB0291", "logging.Logger method", 'logger.warning("slow")')
+    log_knob = knob_for(log, category_for(log))
+    assert log_knob is not None and log_knob.value_spec == "logger:warning"
+    assert log_knob.behaviour_note is not None
+    branch = _brk("GB0170", "Data-dependent branching", "if x > 0:")
+    assert knob_for(branch, category_for(branch)) is None
+
+
+def test_unknown_code_falls_back_to_registry_hints() -> None:
+    brk = dataclasses.replace(_brk("GB9999", "A code from the future", "frob(x)"),
+                              hints=("Use torch.frob instead.",))
+    model = build_cost_model.__wrapped__ if hasattr(build_cost_model, "__wrapped__") else None
+    assert model is None
+    from advisor.advise import CostModel
+
+    decided = decide(dataclasses.replace(brk, cost_ms=1.0),
+                     CostModel(1.0, 0.0, 1.0, 0.5, "test", 2.0, 0.0), 0.01)
+    assert decided.verdict == "rewrite"
+    assert "Use torch.frob instead." in decided.recipe
+    assert decided.doc_url is not None and decided.doc_url.endswith("gb9999.html")
+
+
+@pytest.mark.parametrize(
+    ("reason", "advice"),
+    [
+        ("0/1: tensor 'x' size mismatch at index 1. expected 16, actual 32", "mark_dynamic"),
+        ("0/1: tensor 'x' dtype mismatch. expected Float, actual Double", "dtype"),
+        ("0/1: tensor 'x' rank mismatch. expected 2, actual 3", "rank"),
+        ("0/0: k == 2  # return (x * k).sin()", "Python value"),
+        ("0/1: something else entirely", "fix the failing guard"),
+    ],
+)
+def test_recompile_recommendations(reason: str, advice: str) -> None:
+    assert advice in recompile_recommendation(reason)
+
+
+def test_backend_switches_are_not_findings() -> None:
+    records = (RecompileRecord("0/1", "f", "0/0: BACKEND_MATCH failure: ..."),
+               RecompileRecord("0/2", "f", "size mismatch at index 0. expected 4, actual 8", 0.5))
+    findings = recompile_findings(records)
+    assert [r.compile_id for r in findings] == ["0/2"]
+    assert "mark_dynamic" in findings[0].recommendation

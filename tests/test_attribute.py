@@ -1,0 +1,220 @@
+"""Segmenter and join on recorded artifacts (tests/data, see regenerate.py) and synthetic
+event trees. Fast: no compile, no profiler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.attribute import attribute, segment_call
+from advisor.capture import Capture, FrameRecord
+from advisor.model import BreakRecord
+from advisor.profile import ProfileTrace, TraceEvent
+from tests.cases.breaks import CASES
+
+DATA = Path(__file__).resolve().parent / "data"
+RECORDED = [*CASES, "inductor_print"]
+
+
+def load(name: str) -> tuple[Capture, ProfileTrace]:
+    capture = Capture.from_json((DATA / f"{name}.capture.json").read_text())
+    trace = ProfileTrace.from_json((DATA / f"{name}.trace.json").read_text())
+    return capture, trace
+
+
+def case_of(name: str) -> str:
+    return "print" if name == "inductor_print" else name
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_recorded_breaks_match_truth(name: str) -> None:
+    capture, trace = load(name)
+    case = CASES[case_of(name)]
+    result = attribute(trace, capture)
+    got = [(b.gb_code, Path(b.file).name, b.line) for b in result.breaks]
+    assert got == [(code, "breaks.py", line) for code, line in case.expected()]
+    assert [b.id for b in result.breaks] == [f"B{i + 1}" for i in range(len(got))]
+    assert result.attribution.coverage is not None and result.attribution.coverage >= 0.98
+    assert result.attribution.profiled_calls == len(trace.calls) == 3
+    expected_occ = case.occurrences or (1.0,) * len(case.breaks)
+    assert [b.occurrences_per_call for b in result.breaks] == list(expected_occ)
+    for b in result.breaks:
+        assert b.gap_ms is not None and b.gap_ms > 0
+        assert b.frame_skipped == case.frame_skipped or name == "helper_loop"
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_segments_tile_each_call(name: str) -> None:
+    capture, trace = load(name)
+    for call in trace.calls:
+        cs = segment_call(call, capture)
+        assert sum(s.duration_us for s in cs.segments) == pytest.approx(call.duration_us, abs=0.01)
+        cursor = call.start_us
+        for s in cs.segments:  # ordered, contiguous, non-overlapping
+            assert s.start_us == pytest.approx(cursor, abs=0.01)
+            cursor = s.start_us + s.duration_us
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_scaled_timeline_sums_to_unprofiled_median(name: str) -> None:
+    capture, trace = load(name)
+    result = attribute(trace, capture, unprofiled_median_ms=0.5)
+    totals = sorted(t.total_us for t in result.attribution.calls)
+    assert totals[len(totals) // 2] == pytest.approx(500.0, rel=0.25)  # median call
+    assert "scaled to the unprofiled median" in result.attribution.method
+
+
+def _kinds(name: str) -> list[tuple[str, str | None, str | None]]:
+    capture, trace = load(name)
+    cs = segment_call(trace.calls[-1], capture)
+    return [(s.kind, s.compile_id, s.break_id) for s in cs.segments]
+
+
+def test_print_structure_nested_resume_region_carved_out() -> None:
+    kinds = _kinds("print")
+    assert kinds[0] == ("entry", None, None)
+    assert kinds[-1] == ("exit", None, None)
+    assert ("gap", "0/0", "B1") in kinds
+    # the resume region 1/0 runs inside 0/0: its time is its own, 0/0's gap continues after it
+    i = kinds.index(("compiled", "1/0", None))
+    assert kinds[i - 1] == ("guard_lookup", "1/0", None)
+    assert kinds[i + 1] == ("gap", "0/0", "B1")
+
+
+def test_inductor_graph_call_marker_splits_region() -> None:
+    capture, trace = load("inductor_print")
+    names = {c.name for call in trace.calls for r in call.children for c in r.children}
+    assert any(n.startswith("## Call CompiledFxGraph") for n in names)
+    result = attribute(trace, capture)
+    assert set(result.graph_call_us_per_call) == {"0/0", "1/0"}
+    assert result.breaks[0].gap_ms is not None and result.breaks[0].gap_ms > 0
+
+
+def test_break_before_any_op_region_is_all_gap() -> None:
+    kinds = _kinds("start")
+    assert ("compiled", "0/0", None) not in kinds
+    assert ("gap", "0/0", "B1") in kinds
+    assert ("compiled", "1/0", None) in kinds
+
+
+def test_two_breaks_in_a_row_middle_region_has_no_graph() -> None:
+    capture, trace = load("double")
+    kinds = _kinds("double")
+    assert ("gap", "1/0", "B2") in kinds and ("compiled", "1/0", None) not in kinds
+    result = attribute(trace, capture)
+    assert [b.compile_ids for b in result.breaks] == [("0/0",), ("1/0",)]
+
+
+def test_break_before_return_has_no_resume_region() -> None:
+    capture, trace = load("tail")
+    regions = {r.compile_id for r in segment_call(trace.calls[-1], capture).regions}
+    assert regions == {"0/0"}
+    assert capture.frame("1/0") is not None and capture.frame("1/0").ops is None  # type: ignore[union-attr]
+
+
+def test_recompiled_regions_are_joined() -> None:
+    capture, trace = load("recompile")
+    result = attribute(trace, capture)
+    assert set(result.region_count_per_call) == {"0/1", "1/1"}
+    assert result.breaks[0].compile_ids == ("0/0", "0/1")
+    assert [r.compile_id for r in capture.recompiles] == ["0/1", "1/1"]
+    assert "size mismatch" in capture.recompiles[0].reason
+
+
+def test_helper_called_in_loop_counts_three_per_call() -> None:
+    capture, trace = load("helper_loop")
+    result = attribute(trace, capture)
+    assert result.region_count_per_call == {"1/0": 3.0, "2/0": 3.0}
+    (b,) = result.breaks
+    assert b.occurrences_per_call == 3.0 and b.frame_skipped and b.skip_code == "GB7000"
+    assert b.outer_function == "f_helper_loop"
+    assert result.skipped_eager_us_per_call["B1"] > 0  # the skipped outer frame runs eagerly
+
+
+def test_loop_skip_whole_call_is_eager_of_the_break() -> None:
+    kinds = _kinds("loop")
+    assert kinds == [("eager", None, "B1")]
+
+
+def test_submodule_break_counted_once_with_outer_frame() -> None:
+    capture, trace = load("module")
+    result = attribute(trace, capture)
+    (b,) = result.breaks
+    assert b.compile_ids == ("0/0", "1/0")
+    assert b.occurrences_per_call == 1.0
+    assert b.outer_line is not None and b.outer_line != b.line  # Outer.forward's call line
+    kinds = _kinds("module")
+    assert ("gap", "0/0", "B1") in kinds and ("gap", "1/0", "B1") in kinds
+
+
+def test_json_round_trip_of_recorded_artifacts() -> None:
+    capture, trace = load("module")
+    assert Capture.from_json(capture.to_json()) == capture
+    assert ProfileTrace.from_json(trace.to_json()) == trace
+
+
+# --- synthetic trees: exact numbers -----------------------------------------------------------
+
+
+def ev(name: str, start: float, dur: float, *children: TraceEvent) -> TraceEvent:
+    return TraceEvent(name, start, dur, tuple(children), 1 + sum(c.n_events for c in children))
+
+
+def synthetic_capture() -> Capture:
+    brk = BreakRecord(id="B1", gb_code="GB0059", gb_type="t", file="f.py", line=3)
+    return Capture(
+        breaks=(brk,),
+        frames=(
+            FrameRecord("0/0", "f", "f.py", 1, ops=2, break_ids=("B1",), end_break_id="B1"),
+            FrameRecord("1/0", "resume", "f.py", 3, ops=2, resumes="0/0"),
+        ),
+        root_compile_id="0/0",
+    )
+
+
+def synthetic_call() -> TraceEvent:
+    return ev(
+        "advisor::call",
+        0,
+        100,
+        ev("TorchDynamo Cache Lookup", 10, 5),
+        ev(
+            "Torch-Compiled Region: 0/0",
+            15,
+            75,
+            ev("## Call CompiledFxGraph k ##", 20, 10, ev("aten::sin", 21, 2)),
+            ev("aten::is_nonzero", 32, 3),
+            ev("TorchDynamo Cache Lookup", 40, 4),
+            ev("Torch-Compiled Region: 1/0", 44, 30, ev("## Call CompiledFxGraph j ##", 50, 10)),
+        ),
+    )
+
+
+def test_synthetic_segments_exact() -> None:
+    cs = segment_call(synthetic_call(), synthetic_capture())
+    got = [(s.kind, s.compile_id, s.break_id, s.start_us, s.duration_us) for s in cs.segments]
+    assert got == [
+        ("entry", None, None, 0, 10),
+        ("guard_lookup", "0/0", None, 10, 5),
+        ("compiled", "0/0", None, 15, 15),  # pregraph 15-20 + graph call 20-30
+        ("gap", "0/0", "B1", 30, 10),  # 30-40 incl. aten::is_nonzero
+        ("guard_lookup", "1/0", None, 40, 4),
+        ("compiled", "1/0", None, 44, 30),  # return path of a region ending in return
+        ("gap", "0/0", "B1", 74, 16),
+        ("exit", None, None, 90, 10),
+    ]
+    assert [r.ancestors for r in cs.regions] == [(), ("0/0",)]
+
+
+def test_synthetic_attribution_overhead_and_scaling() -> None:
+    trace = ProfileTrace("cpu", (synthetic_call(),), overhead_us_per_event=1.0)
+    result = attribute(trace, synthetic_capture())
+    # 9 events: each segment loses 1 µs per event that starts in it; no unprofiled timing
+    assert result.call_us == pytest.approx(91.0)
+    assert result.gap_us_per_call == {"B1": pytest.approx(10 - 1 + 16)}
+    assert result.breaks[0].occurrences_per_call == 1.0
+    assert result.attribution.coverage == 1.0
+    scaled = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
+    assert scaled.attribution.calls[0].total_us == pytest.approx(45.5)
+    assert scaled.scale == pytest.approx(0.5)
