@@ -70,18 +70,30 @@ def median_noise_ms(mode: ModeResult) -> float:
 
 
 def build_cost_model(
-    att: AttributionResult, default: ModeResult, eager: ModeResult | None,
+    att: AttributionResult,
+    default: ModeResult,
+    eager: ModeResult | None,
     fullgraph: ModeResult | None = None,
 ) -> CostModel:
     fixed = list(att.region_fixed_us.values())
     region_overhead = median(fixed) if fixed else None
     spread = iqr(fixed) / 2 if len(fixed) > 1 else 0.0
-    lookup = (att.guard_lookup_us_per_call / att.guard_lookups_per_call
-              if att.guard_lookups_per_call > 0 else None)
+    lookup = (
+        att.guard_lookup_us_per_call / att.guard_lookups_per_call
+        if att.guard_lookups_per_call > 0
+        else None
+    )
     ratio, basis = _compiled_ratio(att, eager, fullgraph)
     assert default.latency is not None
-    return CostModel(region_overhead, spread, lookup, ratio, basis, default.latency.median_ms,
-                     median_noise_ms(default))
+    return CostModel(
+        region_overhead,
+        spread,
+        lookup,
+        ratio,
+        basis,
+        default.latency.median_ms,
+        median_noise_ms(default),
+    )
 
 
 def _compiled_ratio(
@@ -92,23 +104,32 @@ def _compiled_ratio(
         r = fullgraph.latency.median_ms / eager_ms
         return min(max(r, 0.0), 1.0), f"fullgraph/eager medians = {r:.2f}"
     graph_us = sum(att.graph_call_us_per_call.values())
-    eager_in_default = (sum(att.gap_us_per_call.values())
-                        + sum(att.skipped_eager_us_per_call.values()) + att.eager_us_per_call)
+    eager_in_default = (
+        sum(att.gap_us_per_call.values())
+        + sum(att.skipped_eager_us_per_call.values())
+        + att.eager_us_per_call
+    )
     if eager_ms and graph_us > 0:
         eager_equivalent = eager_ms * 1e3 - eager_in_default
         if eager_equivalent > graph_us * 0.05:
             r = graph_us / eager_equivalent
             return min(max(r, 0.0), 1.0), (
                 f"graph kernel time {graph_us:.1f} µs / eager time of the same work "
-                f"{eager_equivalent:.1f} µs = {r:.2f}")
+                f"{eager_equivalent:.1f} µs = {r:.2f}"
+            )
     return None, "no compiled work to compare with eager: eager gaps counted in full"
 
 
 def _per_call_gap_us(att: AttributionResult, break_id: str) -> list[float]:
     values = []
     for call in att.attribution.calls:
-        values.append(sum(s.duration_us for s in call.segments
-                          if s.break_id == break_id and s.kind in ("gap", "eager")))
+        values.append(
+            sum(
+                s.duration_us
+                for s in call.segments
+                if s.break_id == break_id and s.kind in ("gap", "eager")
+            )
+        )
     return values
 
 
@@ -126,8 +147,9 @@ def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> Brea
     r = model.compiled_ratio if model.compiled_ratio is not None else 0.0
     # A skipped frame has no region of its own: fixing it merges the regions compiled
     # separately inside it into one. Otherwise each occurrence adds one region + lookup.
-    merged_regions = (_skipped_frame_regions(att, brk) if brk.frame_skipped
-                      else brk.occurrences_per_call)
+    merged_regions = (
+        _skipped_frame_regions(att, brk) if brk.frame_skipped else brk.occurrences_per_call
+    )
     fixed_us = merged_regions * model.per_break_fixed_us
     cost_us = fixed_us + gap_us * (1.0 - r)
     gaps = _per_call_gap_us(att, brk.id)
@@ -142,8 +164,11 @@ def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> Brea
         f"{model.ratio_basis})"
     )
     return dataclasses.replace(
-        brk, cost_ms=round(cost_ms, 6), cost_share=round(share, 6) if share is not None else None,
-        cost_uncertainty_ms=round(unc_us / 1e3, 6), why=evidence,
+        brk,
+        cost_ms=round(cost_ms, 6),
+        cost_share=round(share, 6) if share is not None else None,
+        cost_uncertainty_ms=round(unc_us / 1e3, 6),
+        why=evidence,
     )
 
 
@@ -161,25 +186,36 @@ def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakReco
     noise = max(model.default_noise_ms, brk.cost_uncertainty_ms or 0.0)
     if cost < threshold or cost < noise:
         verdict = "ignore"
-        reason = (f"{basis} {cost:.4f} ms/call is below "
-                  + (f"{ignore_share:.0%} of the {model.default_median_ms:.3f} ms step "
-                     f"({threshold:.4f} ms)" if cost < threshold
-                     else f"the measurement noise ({noise:.4f} ms)"))
+        reason = f"{basis} {cost:.4f} ms/call is below " + (
+            f"{ignore_share:.0%} of the {model.default_median_ms:.3f} ms step ({threshold:.4f} ms)"
+            if cost < threshold
+            else f"the measurement noise ({noise:.4f} ms)"
+        )
     else:
         verdict = "rewrite" if brk.frame_skipped else category.action
-        reason = (f"{basis} {cost:.4f} ms/call = {cost / model.default_median_ms:.1%} of the "
-                  f"{model.default_median_ms:.3f} ms step, above {ignore_share:.0%} and the noise "
-                  f"({noise:.4f} ms)")
+        reason = (
+            f"{basis} {cost:.4f} ms/call = {cost / model.default_median_ms:.1%} of the "
+            f"{model.default_median_ms:.3f} ms step, above {ignore_share:.0%} and the noise "
+            f"({noise:.4f} ms)"
+        )
         if brk.frame_skipped:
             reason += "; the break sits in a loop and makes Dynamo run the whole frame eagerly"
     recipe = recipe_for(brk, category, where)
     if verdict == "ignore":
-        recipe = ("Leave it: not worth a change at this cost. If it grows (called more often, "
-                  "smaller step), the fix would be: " + recipe)
-    why = f"{category.title}; runs {brk.occurrences_per_call:g}x per call; {reason}. Evidence: " \
-          f"{_strip_verdict(brk.why)}"
+        recipe = (
+            "Leave it: not worth a change at this cost. If it grows (called more often, "
+            "smaller step), the fix would be: " + recipe
+        )
+    why = (
+        f"{category.title}; runs {brk.occurrences_per_call:g}x per call; {reason}. Evidence: "
+        f"{_strip_verdict(brk.why)}"
+    )
     return dataclasses.replace(
-        brk, verdict=verdict, category=category.key, why=why, recipe=recipe,
+        brk,
+        verdict=verdict,
+        category=category.key,
+        why=why,
+        recipe=recipe,
         doc_url=brk.doc_url or torch_adapter.gb_doc_url(brk.gb_code),
     )
 
@@ -189,8 +225,13 @@ def _strip_verdict(why: str) -> str:
 
 
 def _measured_saving(what_if: WhatIf | None) -> float | None:
-    if (what_if is None or what_if.status != "measured" or not what_if.removes_break
-            or what_if.matches_eager is False or what_if.saving_ms is None):
+    if (
+        what_if is None
+        or what_if.status != "measured"
+        or not what_if.removes_break
+        or what_if.matches_eager is False
+        or what_if.saving_ms is None
+    ):
         return None
     return max(what_if.saving_ms, 0.0)
 
@@ -218,12 +259,16 @@ def advise(
     model = build_cost_model(att, default, eager, fullgraph)
     warnings = []
     if model.region_overhead_us is None and att.breaks:
-        warnings.append("no graph-call markers in the profile: region overhead not measured; "
-                        "break costs count only the eager gaps")
+        warnings.append(
+            "no graph-call markers in the profile: region overhead not measured; "
+            "break costs count only the eager gaps"
+        )
     groups = _group_labels(att.breaks)
     estimated = [estimate(b, att, model) for b in att.breaks]
-    decided = [dataclasses.replace(decide(b, model, ignore_share), group=groups.get(b.id))
-               for b in estimated]
+    decided = [
+        dataclasses.replace(decide(b, model, ignore_share), group=groups.get(b.id))
+        for b in estimated
+    ]
     ranked = tuple(sorted(decided, key=lambda b: -(b.cost_ms or 0.0)))
     knobs = []
     for b in ranked:
@@ -233,8 +278,9 @@ def advise(
     return Advice(ranked, recompile_findings(recompiles), model, tuple(knobs), tuple(warnings))
 
 
-def finalize_with_what_ifs(advice: Advice, what_ifs: dict[str, WhatIf],
-                           ignore_share: float) -> tuple[BreakRecord, ...]:
+def finalize_with_what_ifs(
+    advice: Advice, what_ifs: dict[str, WhatIf], ignore_share: float
+) -> tuple[BreakRecord, ...]:
     """Attach measured what-ifs (with the estimate beside them) and re-decide on them."""
     out = []
     for b in advice.breaks:
@@ -243,9 +289,15 @@ def finalize_with_what_ifs(advice: Advice, what_ifs: dict[str, WhatIf],
             w = dataclasses.replace(w, estimated_saving_ms=b.cost_ms)
             b = decide(dataclasses.replace(b, what_if=w), advice.model, ignore_share)
         elif b.verdict != "ignore" and not any(bid == b.id for bid, _ in advice.knobs):
-            b = dataclasses.replace(b, what_if=WhatIf(
-                knob="(none)", status="not_applicable",
-                note="no Dynamo config knob removes this kind of break; only a code change does"))
+            b = dataclasses.replace(
+                b,
+                what_if=WhatIf(
+                    knob="(none)",
+                    status="not_applicable",
+                    note="no Dynamo config knob removes this kind of break; only a code change "
+                    "does",
+                ),
+            )
         out.append(b)
     return tuple(sorted(out, key=lambda x: -(x.cost_ms or 0.0)))
 
@@ -258,9 +310,11 @@ _SIZE = re.compile(r"size mismatch at index (\d+)")
 def recompile_recommendation(reason: str) -> str:
     size = _SIZE.search(reason)
     if size:
-        return (f"dimension {size.group(1)} of an input changes between calls: mark it dynamic "
-                f"(`torch._dynamo.mark_dynamic(tensor, {size.group(1)})` before the first call) "
-                "or compile with `dynamic=True`; or pad/bucket to a few fixed sizes")
+        return (
+            f"dimension {size.group(1)} of an input changes between calls: mark it dynamic "
+            f"(`torch._dynamo.mark_dynamic(tensor, {size.group(1)})` before the first call) "
+            "or compile with `dynamic=True`; or pad/bucket to a few fixed sizes"
+        )
     if "dtype mismatch" in reason:
         return "an input's dtype changes between calls: cast inputs to one dtype before the call"
     if "rank mismatch" in reason or "dim mismatch" in reason:
@@ -270,8 +324,10 @@ def recompile_recommendation(reason: str) -> str:
     if "device" in reason:
         return "an input moves between devices: keep inputs on one device"
     if "==" in reason or "!=" in reason:
-        return ("the graph specialised on a Python value that changes: pass it as a tensor, "
-                "keep it constant, or mark the int dynamic")
+        return (
+            "the graph specialised on a Python value that changes: pass it as a tensor, "
+            "keep it constant, or mark the int dynamic"
+        )
     return f"fix the failing guard: {reason.splitlines()[0][:160]}"
 
 
@@ -280,8 +336,11 @@ def recompile_findings(recompiles: tuple[RecompileRecord, ...]) -> tuple[Recompi
     for r in recompiles:
         if torch_adapter.is_backend_switch(r.reason):
             continue
-        out.append(dataclasses.replace(r, recommendation=r.recommendation
-                                       or recompile_recommendation(r.reason)))
+        out.append(
+            dataclasses.replace(
+                r, recommendation=r.recommendation or recompile_recommendation(r.reason)
+            )
+        )
     return tuple(out)
 
 

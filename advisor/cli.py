@@ -121,7 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         else:
             print(
-                f"advisor: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                f"advisor: internal error: {type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}"
                 " (rerun with --debug for the traceback)",
                 file=sys.stderr,
             )
@@ -208,9 +209,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare.compare_reports(before, after)
     print(render_compare_text(comparison))
     if args.out is not None:
-        from advisor.model import to_jsonable
-
         import json
+
+        from advisor.model import to_jsonable
 
         report_io.write_files(
             args.out,

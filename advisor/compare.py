@@ -74,20 +74,33 @@ def compare_reports(
         mb, ma = before.mode(name), after.mode(name)
         if mb is None and ma is None:
             continue
-        modes.append(_mode_delta(name, mb.latency if mb else None, ma.latency if ma else None,
-                                 alpha, resamples, rng))
+        modes.append(
+            _mode_delta(
+                name, mb.latency if mb else None, ma.latency if ma else None, alpha, resamples, rng
+            )
+        )
     small = [d.mode for d in modes if 0 < min(d.before_n, d.after_n) < 8]
     if small:
         warnings.append(f"few samples for {', '.join(small)}: significance tests are weak below 8")
-    return Comparison(before.workload, after.workload, tuple(modes), _break_deltas(before, after),
-                      tuple(warnings), alpha)
+    return Comparison(
+        before.workload,
+        after.workload,
+        tuple(modes),
+        _break_deltas(before, after),
+        tuple(warnings),
+        alpha,
+    )
 
 
 def _mode_delta(name, before, after, alpha, resamples, rng) -> ModeDelta:  # type: ignore[no-untyped-def]
     if before is None or after is None or not before.samples_ms or not after.samples_ms:
-        return ModeDelta(name, before.median_ms if before else None,
-                         after.median_ms if after else None,
-                         before_n=before.n if before else 0, after_n=after.n if after else 0)
+        return ModeDelta(
+            name,
+            before.median_ms if before else None,
+            after.median_ms if after else None,
+            before_n=before.n if before else 0,
+            after_n=after.n if after else 0,
+        )
     b = np.asarray(before.samples_ms, dtype=float)
     a = np.asarray(after.samples_ms, dtype=float)
     ratio = float(np.median(a) / np.median(b))
@@ -98,8 +111,19 @@ def _mode_delta(name, before, after, alpha, resamples, rng) -> ModeDelta:  # typ
     p = mann_whitney_p(b, a)
     significant = p < alpha and (high < 1.0 or low > 1.0)
     verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
-    return ModeDelta(name, float(np.median(b)), float(np.median(a)), ratio, low, high, p,
-                     significant, verdict, int(b.size), int(a.size))
+    return ModeDelta(
+        name,
+        float(np.median(b)),
+        float(np.median(a)),
+        ratio,
+        low,
+        high,
+        p,
+        significant,
+        verdict,
+        int(b.size),
+        int(a.size),
+    )
 
 
 def mann_whitney_p(x: np.ndarray, y: np.ndarray) -> float:
@@ -141,6 +165,14 @@ def _break_deltas(before: Report, after: Report) -> tuple[BreakDelta, ...]:
         ref = xb or xa
         assert ref is not None
         status = "kept" if xb and xa else ("removed" if xb else "added")
-        deltas.append(BreakDelta(key, ref.gb_code, f"{Path(ref.file).name}:{ref.line}", status,
-                                 xb.cost_ms if xb else None, xa.cost_ms if xa else None))
+        deltas.append(
+            BreakDelta(
+                key,
+                ref.gb_code,
+                f"{Path(ref.file).name}:{ref.line}",
+                status,
+                xb.cost_ms if xb else None,
+                xa.cost_ms if xa else None,
+            )
+        )
     return tuple(deltas)

@@ -21,15 +21,16 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, ContextManager, Protocol
+from typing import Any, Protocol
 
 import torch
 
 from advisor import torch_adapter
 from advisor.errors import AdvisorError
-from advisor.quiet import filtered_native_stderr
 from advisor.model import ModeError, ModeResult, Settings
+from advisor.quiet import filtered_native_stderr
 from advisor.stats import latency_stats
 from advisor.workload import Workload
 
@@ -131,7 +132,7 @@ class HarnessRun:
     warnings: list[str] = field(default_factory=list)
 
 
-Observer = Callable[[], ContextManager[Any]]
+Observer = Callable[[], AbstractContextManager[Any]]
 
 
 def measure(
@@ -358,7 +359,7 @@ def compare_outputs(expected: Any, actual: Any) -> tuple[bool, float | None]:
         return False, None
     worst: float | None = None
     ok = True
-    for exp, act in zip(exp_leaves, act_leaves):
+    for exp, act in zip(exp_leaves, act_leaves, strict=True):
         if isinstance(exp, torch.Tensor) and isinstance(act, torch.Tensor):
             if exp.shape != act.shape or exp.dtype != act.dtype:
                 return False, None

@@ -252,7 +252,7 @@ def _convert(tp: Any, data: Any) -> Any:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_convert(args[0], v) for v in _as_list(data))
-        return tuple(_convert(a, v) for a, v in zip(args, _as_list(data)))
+        return tuple(_convert(a, v) for a, v in zip(args, _as_list(data), strict=False))
     if origin is dict:
         key_tp, val_tp = typing.get_args(tp)
         if not isinstance(data, dict):
@@ -308,7 +308,8 @@ def report_from_json(text: str) -> Report:
     version = data["schema_version"]
     if version != SCHEMA_VERSION:
         raise ValueError(
-            f"report schema version {version} is not supported (this advisor reads {SCHEMA_VERSION})"
+            f"report schema version {version} is not supported "
+            f"(this advisor reads {SCHEMA_VERSION})"
         )
     try:
         return from_jsonable(Report, data)

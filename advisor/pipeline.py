@@ -47,8 +47,10 @@ def analyse(
     workload: Workload, options: RunOptions, device: str, progress: Progress, started: float
 ) -> Report:
     settings = options.settings
-    progress(f"measuring {workload.name} on {device}: eager, fullgraph and default "
-             "torch.compile (Inductor compiles can take a while)...")
+    progress(
+        f"measuring {workload.name} on {device}: eager, fullgraph and default "
+        "torch.compile (Inductor compiles can take a while)..."
+    )
     session = CaptureSession()
     measured = harness.measure(
         workload, settings, device, modes=options.modes, observers={"default": lambda: session}
@@ -68,14 +70,27 @@ def analyse(
         att = attribute(trace, capture, default.latency.median_ms)
         attribution_model = att.attribution
         warnings += list(att.warnings)
-        advice = advise(att, default, modes.get("eager"), modes.get("fullgraph"),
-                        capture.recompiles, settings.ignore_share)
+        advice = advise(
+            att,
+            default,
+            modes.get("eager"),
+            modes.get("fullgraph"),
+            capture.recompiles,
+            settings.ignore_share,
+        )
         warnings += list(advice.warnings)
         recompiles = advice.recompiles
         what_ifs: dict[str, WhatIf] = {}
         if settings.what_if and advice.knobs:
-            what_ifs = _run_what_ifs(workload, advice.knobs, advice.breaks,
-                                     measured.reference_output, settings, device, progress)
+            what_ifs = _run_what_ifs(
+                workload,
+                advice.knobs,
+                advice.breaks,
+                measured.reference_output,
+                settings,
+                device,
+                progress,
+            )
         breaks = finalize_with_what_ifs(advice, what_ifs, settings.ignore_share)
         summary = recompile_summary(recompiles)
         if summary:
@@ -111,6 +126,9 @@ def _run_what_ifs(
     results: dict[str, WhatIf] = {}
     for knob, targets in by_knob.items():
         progress(f"what-if: measuring {knob.name} ({len(targets)} break(s))...")
-        results.update(measure_knob(workload, knob, targets, reference, settings, device,
-                                    capture_factory=CaptureSession))
+        results.update(
+            measure_knob(
+                workload, knob, targets, reference, settings, device, capture_factory=CaptureSession
+            )
+        )
     return results

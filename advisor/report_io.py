@@ -32,7 +32,8 @@ def check_writable(out_dir: Path, names: tuple[str, ...] = REPORT_FILES) -> None
     clashes = [n for n in names if (out_dir / n).exists()]
     if clashes:
         raise AdvisorError(
-            f"{out_dir} already holds {', '.join(clashes)}; choose another --out (never overwritten)"
+            f"{out_dir} already holds {', '.join(clashes)}; "
+            "choose another --out (never overwritten)"
         )
 
 

@@ -48,7 +48,10 @@ def relative_spread(stats: LatencyStats) -> float:
 
 
 def median_difference_ci(
-    before: Sequence[float], after: Sequence[float], alpha: float = 0.05, resamples: int = 2000,
+    before: Sequence[float],
+    after: Sequence[float],
+    alpha: float = 0.05,
+    resamples: int = 2000,
     seed: int = 0,
 ) -> tuple[float, float, float]:
     """median(before) - median(after), with a bootstrap (1 - alpha) interval of that difference."""
@@ -57,7 +60,8 @@ def median_difference_ci(
     rng = np.random.default_rng(seed)
     b = np.asarray(before, dtype=float)
     a = np.asarray(after, dtype=float)
-    boot = (np.median(rng.choice(b, size=(resamples, b.size)), axis=1)
-            - np.median(rng.choice(a, size=(resamples, a.size)), axis=1))
+    boot = np.median(rng.choice(b, size=(resamples, b.size)), axis=1) - np.median(
+        rng.choice(a, size=(resamples, a.size)), axis=1
+    )
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     return float(np.median(b) - np.median(a)), float(low), float(high)

@@ -36,14 +36,18 @@ _CATEGORIES: dict[str, Category] = {
     c.key: c
     for c in (
         Category(
-            "data_dependent_branch", "data-dependent branch", "rewrite",
+            "data_dependent_branch",
+            "data-dependent branch",
+            "rewrite",
             "Replace the Python `if` on a tensor value at {where} (`{code}`) with tensor code: "
             "`torch.where(cond, a, b)` when both sides are cheap to compute, or "
             "`torch.cond(pred, true_fn, false_fn, operands)` when they are not. Both keep the "
             "decision on the device and the function in one graph.",
         ),
         Category(
-            "scalar_extraction", "scalar extraction (.item() / .tolist())", "rewrite",
+            "scalar_extraction",
+            "scalar extraction (.item() / .tolist())",
+            "rewrite",
             "Keep the value a tensor at {where} (`{code}`): compare and accumulate with tensor "
             "ops (e.g. `done = done | (tok == eos)`) and read it back to Python once, after the "
             "hot loop or every N steps. If the scalar must be a Python number inside the graph, "
@@ -52,49 +56,69 @@ _CATEGORIES: dict[str, Category] = {
             Knob("capture_scalar_outputs=True", "capture_scalar_outputs", "true"),
         ),
         Category(
-            "dynamic_shape", "dynamic-shape operator (nonzero / boolean mask)", "rewrite",
+            "dynamic_shape",
+            "dynamic-shape operator (nonzero / boolean mask)",
+            "rewrite",
             "Avoid a data-dependent output shape at {where} (`{code}`): compute with a fixed "
             "capacity (dense masks, `torch.where`, `scatter`/`index_add` over all slots, top-k "
             "with a fixed k) so shapes do not depend on values. Or set "
             "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` to trace it with "
             "unbacked symbolic sizes.",
-            Knob("capture_dynamic_output_shape_ops=True", "capture_dynamic_output_shape_ops",
-                 "true"),
+            Knob(
+                "capture_dynamic_output_shape_ops=True", "capture_dynamic_output_shape_ops", "true"
+            ),
         ),
         Category(
-            "numpy", "NumPy in the model", "rewrite",
+            "numpy",
+            "NumPy in the model",
+            "rewrite",
             "Replace the NumPy call at {where} (`{code}`) with the equivalent torch op on the "
             "tensor itself (no `.numpy()`/`torch.from_numpy` round trip): it stays on the "
             "device and inside the graph.",
         ),
         Category(
-            "print", "print() side effect", "isolate",
+            "print",
+            "print() side effect",
+            "isolate",
             "Move the print at {where} (`{code}`) out of the compiled function (log after the "
             "call returns, or every N steps), or let Dynamo reorder it after the graph: "
             "`torch._dynamo.config.reorderable_logging_functions = {{print}}`.",
-            Knob("reorderable_logging_functions={print}", "reorderable_logging_functions",
-                 "print",
-                 "print calls reached from nested (inlined) functions are dropped under this "
-                 "knob, not reordered"),
+            Knob(
+                "reorderable_logging_functions={print}",
+                "reorderable_logging_functions",
+                "print",
+                "print calls reached from nested (inlined) functions are dropped under this "
+                "knob, not reordered",
+            ),
         ),
         Category(
-            "logging", "logging call", "isolate",
+            "logging",
+            "logging call",
+            "isolate",
             "Move the logging call at {where} (`{code}`) out of the compiled function (log "
             "from the caller after the step), or guard it so it runs outside compiled code. "
             "`torch._dynamo.config.ignore_logging_functions` removes the break but turns the "
             "call into a no-op under compile.",
-            Knob("ignore_logging_functions={Logger.<method>}", "ignore_logging_functions",
-                 "logger", "the logging call becomes a no-op in compiled code"),
+            Knob(
+                "ignore_logging_functions={Logger.<method>}",
+                "ignore_logging_functions",
+                "logger",
+                "the logging call becomes a no-op in compiled code",
+            ),
         ),
         Category(
-            "disabled", "torch.compiler.disable boundary", "isolate",
+            "disabled",
+            "torch.compiler.disable boundary",
+            "isolate",
             "The function called at {where} (`{code}`) is wrapped in `torch.compiler.disable`, "
             "so every call leaves the graph. Shrink the disabled region to the part that truly "
             "cannot be traced (or remove the decorator if the body is plain tensor code), and "
             "call it outside the hot path.",
         ),
         Category(
-            "third_party", "untraceable call (third-party / C extension)", "isolate",
+            "third_party",
+            "untraceable call (third-party / C extension)",
+            "isolate",
             "Dynamo cannot trace the call at {where} (`{code}`). Isolate it: move it out of "
             "the compiled region, or register it as an opaque op with "
             "`@torch.library.custom_op` (plus a `register_fake` shape function) so the graph "
@@ -102,12 +126,16 @@ _CATEGORIES: dict[str, Category] = {
             "version of the same idea.",
         ),
         Category(
-            "explicit", "explicit torch._dynamo.graph_break()", "rewrite",
+            "explicit",
+            "explicit torch._dynamo.graph_break()",
+            "rewrite",
             "Remove the explicit `torch._dynamo.graph_break()` at {where} if it is no longer "
             "needed; it splits the graph on every call.",
         ),
         Category(
-            "other", "other unsupported construct", "rewrite",
+            "other",
+            "other unsupported construct",
+            "rewrite",
             "Dynamo breaks the graph at {where} (`{code}`). Follow the registry hints below; "
             "the usual fix is to express this step in tensor operations Dynamo can trace, or "
             "to move it out of the compiled function.",
@@ -142,14 +170,20 @@ _CODE_CATEGORY = {
 
 _TYPE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"data-dependent branch|generic_jump", re.I), "data_dependent_branch"),
-    (re.compile(r"\.item\(\)|tolist|scalar output|data dependent operator", re.I),
-     "scalar_extraction"),
+    (
+        re.compile(r"\.item\(\)|tolist|scalar output|data dependent operator", re.I),
+        "scalar_extraction",
+    ),
     (re.compile(r"dynamic shape|dynamic output shape", re.I), "dynamic_shape"),
     (re.compile(r"numpy", re.I), "numpy"),
     (re.compile(r"logging|logger", re.I), "logging"),
     (re.compile(r"torch\.compiler\.disable", re.I), "disabled"),
-    (re.compile(r"marked as skipped|C extension|unsupported function call|unsupported method",
-                re.I), "third_party"),
+    (
+        re.compile(
+            r"marked as skipped|C extension|unsupported function call|unsupported method", re.I
+        ),
+        "third_party",
+    ),
     (re.compile(r"graph_break\(\)", re.I), "explicit"),
 )
 
@@ -215,6 +249,10 @@ def knob_for(brk: BreakRecord, category: Category) -> Knob | None:
         method = logger_method(brk.code)
         if method is None:
             return None
-        return Knob(f"ignore_logging_functions={{Logger.{method}}}", knob.setting,
-                    f"logger:{method}", knob.behaviour_note)
+        return Knob(
+            f"ignore_logging_functions={{Logger.{method}}}",
+            knob.setting,
+            f"logger:{method}",
+            knob.behaviour_note,
+        )
     return knob

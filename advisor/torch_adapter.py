@@ -583,5 +583,7 @@ def dynamo_config_patch(setting: str, value: Any) -> Any:
     import torch._dynamo.config as dynamo_config
 
     if not hasattr(dynamo_config, setting):
-        raise AttributeError(f"torch._dynamo.config has no '{setting}' in torch {torch.__version__}")
+        raise AttributeError(
+            f"torch._dynamo.config has no '{setting}' in torch {torch.__version__}"
+        )
     return dynamo_config.patch(**{setting: value})

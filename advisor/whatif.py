@@ -34,7 +34,9 @@ class ABResult:
 
 
 def ab_timing(
-    baseline: Callable[[], Any], variant: Callable[[], Any], settings: Settings,
+    baseline: Callable[[], Any],
+    variant: Callable[[], Any],
+    settings: Settings,
     timer: harness.Timer,
 ) -> ABResult:
     """Interleaved timing of two warm callables; saving = baseline - variant (ms per call)."""
@@ -47,7 +49,10 @@ def ab_timing(
     return ABResult(
         latency_stats(samples["baseline"], number["baseline"]),
         latency_stats(samples["variant"], number["variant"]),
-        saving, low, high, tuple(warnings),
+        saving,
+        low,
+        high,
+        tuple(warnings),
     )
 
 
@@ -108,14 +113,23 @@ def measure_knob(
         compiled_before = len(var_backend.compile_ids)
         output, var_stdout = _stdout_of(var_call)
     except Exception as exc:  # a knob that breaks compilation is a finding for this what-if
-        failed = WhatIf(knob.name, "failed",
-                        note=f"variant failed: {type(exc).__name__}: {_first_line(exc)}")
+        failed = WhatIf(
+            knob.name, "failed", note=f"variant failed: {type(exc).__name__}: {_first_line(exc)}"
+        )
         return {t.id: failed for t in targets}
     matches, _ = harness.compare_outputs(reference_output, output)
     removed: dict[str, bool | None] = {t.id: None for t in targets}
+    still: dict[str, str] = {}
     if capture is not None:
         remaining = capture.result().breaks
         removed = {t.id: not any(_same_site(b, t) for b in remaining) for t in targets}
+        for t in targets:
+            left = [f"{b.gb_code or '?'} {b.gb_type}" for b in remaining if _same_site(b, t)]
+            if left:
+                still[t.id] = (
+                    "; the knob did not remove this break: the line still breaks "
+                    f"with {', '.join(left)}"
+                )
     warnings = []
     if base_stdout != var_stdout:
         warnings.append(
@@ -136,8 +150,12 @@ def measure_knob(
         share = 1.0
         if removed[t.id] and len(gone) > 1:
             share = weights[t.id] / total_weight if total_weight > 0 else 1.0 / len(gone)
-        together = (f"; the knob removed {len(gone)} breaks together, this break is credited "
-                    f"{share:.0%} of the saving (by estimated cost)" if len(gone) > 1 else "")
+        together = (
+            f"; the knob removed {len(gone)} breaks together, this break is credited "
+            f"{share:.0%} of the saving (by estimated cost)"
+            if len(gone) > 1
+            else ""
+        )
         results[t.id] = WhatIf(
             knob=knob.name,
             status="measured",
@@ -149,8 +167,8 @@ def measure_knob(
             matches_eager=matches,
             behaviour_warning="; ".join(warnings) or None,
             note=f"interleaved A/B over {ab.baseline.n} rounds; whole-step saving "
-                 f"{ab.saving_ms:.4f} ms, 95% CI [{ab.saving_low_ms:.4f}, "
-                 f"{ab.saving_high_ms:.4f}] ms{together}",
+            f"{ab.saving_ms:.4f} ms, 95% CI [{ab.saving_low_ms:.4f}, "
+            f"{ab.saving_high_ms:.4f}] ms{together}{still.get(t.id, '')}",
         )
     return results
 

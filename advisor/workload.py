@@ -69,7 +69,8 @@ def load_target(target: str, device: str) -> Workload:
         raise
     except Exception as exc:  # the user's factory failed: report it, do not crash
         raise AdvisorError(
-            f"factory {label}:{factory_name}('{device}') raised {type(exc).__name__}: {_first_line(exc)}"
+            f"factory {label}:{factory_name}('{device}') raised "
+            f"{type(exc).__name__}: {_first_line(exc)}"
         ) from exc
     base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
@@ -97,7 +98,8 @@ def coerce_workload(produced: Any, default_name: str, label: str) -> Workload:
             f"{label} returned a bare callable; return a Workload or a (callable, args) tuple"
         )
     raise AdvisorError(
-        f"{label} returned {type(produced).__name__}; expected a Workload or a (callable, args) tuple"
+        f"{label} returned {type(produced).__name__}; "
+        "expected a Workload or a (callable, args) tuple"
     )
 
 

@@ -24,7 +24,7 @@ EXPECTED_SKIP_CODE = "GB7000"
 EXPECTED_LINE = marker_line(__file__)
 
 BATCH, SEQ, DIM, LAYERS = 2, 16, 128, 6
-SKIP_THRESHOLD = 0.5
+SKIP_THRESHOLD = 0.1  # typical inputs keep every block; skipping is the rare case
 
 
 class Block(nn.Module):

@@ -90,54 +90,130 @@ def test_measured_what_if_overrides_estimate(inductor_print) -> None:  # type: i
     advice = advise(att, step, None)
     assert advice.breaks[0].verdict == "ignore"
     assert advice.knobs and advice.knobs[0][1].setting == "reorderable_logging_functions"
-    measured = WhatIf("reorderable_logging_functions={print}", "measured", True, 1.0, 0.5, 0.5,
-                      0.01, matches_eager=True)
+    measured = WhatIf(
+        "reorderable_logging_functions={print}",
+        "measured",
+        True,
+        1.0,
+        0.5,
+        0.5,
+        0.01,
+        matches_eager=True,
+    )
     final = finalize_with_what_ifs(advice, {brk.id: measured}, 0.01)
     assert final[0].verdict == "isolate"
     assert final[0].what_if is not None and final[0].what_if.estimated_saving_ms == pytest.approx(
-        advice.breaks[0].cost_ms)
+        advice.breaks[0].cost_ms
+    )
     assert "measured what-if saving" in final[0].why
     # A what-if that did not remove the break is not used as evidence.
     useless = dataclasses.replace(measured, removes_break=False)
     assert finalize_with_what_ifs(advice, {brk.id: useless}, 0.01)[0].verdict == "ignore"
 
 
-def _brk(code: str | None, gb_type: str, src: str = "", explanation: str = "",
-         file: str = "/home/u/model.py") -> BreakRecord:
+def _brk(
+    code: str | None,
+    gb_type: str,
+    src: str = "",
+    explanation: str = "",
+    file: str = "/home/u/model.py",
+) -> BreakRecord:
     return BreakRecord("B1", code, gb_type, file, 10, src, "forward", explanation)
 
 
 @pytest.mark.parametrize(
     ("brk", "category", "action"),
     [
-        (_brk("GB0059", "Failed to trace builtin operator", 'print("x")',
-              "builtin operator `print`"), "print", "isolate"),
-        (_brk("GB0059", "Failed to trace builtin operator", "len(x)", "operator `len`"),
-         "other", "rewrite"),
-        (_brk("GB0170", "Data-dependent branching", "if x.sum() > 0:"), "data_dependent_branch",
-         "rewrite"),
-        (_brk(None, "generic_jump TensorVariable()", "if x.sum() > 0:"),
-         "data_dependent_branch", "rewrite"),
-        (_brk("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False",
-              "n = x.item()"), "scalar_extraction", "rewrite"),
+        (
+            _brk(
+                "GB0059",
+                "Failed to trace builtin operator",
+                'print("x")',
+                "builtin operator `print`",
+            ),
+            "print",
+            "isolate",
+        ),
+        (
+            _brk("GB0059", "Failed to trace builtin operator", "len(x)", "operator `len`"),
+            "other",
+            "rewrite",
+        ),
+        (
+            _brk("GB0170", "Data-dependent branching", "if x.sum() > 0:"),
+            "data_dependent_branch",
+            "rewrite",
+        ),
+        (
+            _brk(None, "generic_jump TensorVariable()", "if x.sum() > 0:"),
+            "data_dependent_branch",
+            "rewrite",
+        ),
+        (
+            _brk(
+                "GB0124",
+                "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+                "n = x.item()",
+            ),
+            "scalar_extraction",
+            "rewrite",
+        ),
         (_brk("GB0033", "Data dependent operator", "x.tolist()"), "scalar_extraction", "rewrite"),
-        (_brk("GB0036", "Dynamic shape operator", "idx = m.nonzero()"), "dynamic_shape",
-         "rewrite"),
-        (_brk("GB0098", "Skip calling `torch.compiler.disable()`d function", "helper(x)"),
-         "disabled", "isolate"),
-        (_brk("GB0291", "logging.Logger method not supported for non-export cases",
-              'LOG.warning("x")'), "logging", "isolate"),
-        (_brk("GB6215", "Unresolved GetAttrVariable comparison", "log = logging.getLogger()",
-              file="/usr/lib/python3.11/logging/__init__.py"), "logging", "isolate"),
-        (_brk("GB0231", "call `torch.from_numpy` with `torch._dynamo.config.trace_numpy=False`",
-              "torch.from_numpy(a)"), "numpy", "rewrite"),
-        (_brk("GB0007", "Attempted to call function marked as skipped", "scipy.special.erf(a)"),
-         "third_party", "isolate"),
-        (_brk("GB9999", "A code from the future", "weird(x)",
-              file="/venv/lib/python3.11/site-packages/lib/x.py"), "third_party", "isolate"),
+        (_brk("GB0036", "Dynamic shape operator", "idx = m.nonzero()"), "dynamic_shape", "rewrite"),
+        (
+            _brk("GB0098", "Skip calling `torch.compiler.disable()`d function", "helper(x)"),
+            "disabled",
+            "isolate",
+        ),
+        (
+            _brk(
+                "GB0291",
+                "logging.Logger method not supported for non-export cases",
+                'LOG.warning("x")',
+            ),
+            "logging",
+            "isolate",
+        ),
+        (
+            _brk(
+                "GB6215",
+                "Unresolved GetAttrVariable comparison",
+                "log = logging.getLogger()",
+                file="/usr/lib/python3.11/logging/__init__.py",
+            ),
+            "logging",
+            "isolate",
+        ),
+        (
+            _brk(
+                "GB0231",
+                "call `torch.from_numpy` with `torch._dynamo.config.trace_numpy=False`",
+                "torch.from_numpy(a)",
+            ),
+            "numpy",
+            "rewrite",
+        ),
+        (
+            _brk("GB0007", "Attempted to call function marked as skipped", "scipy.special.erf(a)"),
+            "third_party",
+            "isolate",
+        ),
+        (
+            _brk(
+                "GB9999",
+                "A code from the future",
+                "weird(x)",
+                file="/venv/lib/python3.11/site-packages/lib/x.py",
+            ),
+            "third_party",
+            "isolate",
+        ),
         (_brk("GB9999", "A code from the future", "np.fft.fft(a)"), "numpy", "rewrite"),
-        (_brk("GB0025", "Call to `torch._dynamo.graph_break()`", "torch._dynamo.graph_break()"),
-         "explicit", "rewrite"),
+        (
+            _brk("GB0025", "Call to `torch._dynamo.graph_break()`", "torch._dynamo.graph_break()"),
+            "explicit",
+            "rewrite",
+        ),
     ],
 )
 def test_taxonomy(brk: BreakRecord, category: str, action: str) -> None:
@@ -158,14 +234,16 @@ def test_knobs() -> None:
 
 
 def test_unknown_code_falls_back_to_registry_hints() -> None:
-    brk = dataclasses.replace(_brk("GB9999", "A code from the future", "frob(x)"),
-                              hints=("Use torch.frob instead.",))
+    brk = dataclasses.replace(
+        _brk("GB9999", "A code from the future", "frob(x)"), hints=("Use torch.frob instead.",)
+    )
     model = build_cost_model.__wrapped__ if hasattr(build_cost_model, "__wrapped__") else None
     assert model is None
     from advisor.advise import CostModel
 
-    decided = decide(dataclasses.replace(brk, cost_ms=1.0),
-                     CostModel(1.0, 0.0, 1.0, 0.5, "test", 2.0, 0.0), 0.01)
+    decided = decide(
+        dataclasses.replace(brk, cost_ms=1.0), CostModel(1.0, 0.0, 1.0, 0.5, "test", 2.0, 0.0), 0.01
+    )
     assert decided.verdict == "rewrite"
     assert "Use torch.frob instead." in decided.recipe
     assert decided.doc_url is not None and decided.doc_url.endswith("gb9999.html")
@@ -186,8 +264,10 @@ def test_recompile_recommendations(reason: str, advice: str) -> None:
 
 
 def test_backend_switches_are_not_findings() -> None:
-    records = (RecompileRecord("0/1", "f", "0/0: BACKEND_MATCH failure: ..."),
-               RecompileRecord("0/2", "f", "size mismatch at index 0. expected 4, actual 8", 0.5))
+    records = (
+        RecompileRecord("0/1", "f", "0/0: BACKEND_MATCH failure: ..."),
+        RecompileRecord("0/2", "f", "size mismatch at index 0. expected 4, actual 8", 0.5),
+    )
     findings = recompile_findings(records)
     assert [r.compile_id for r in findings] == ["0/2"]
     assert "mark_dynamic" in findings[0].recommendation

@@ -19,7 +19,11 @@ def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run(
         [sys.executable, "-m", "advisor", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -43,8 +47,12 @@ def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         (["frobnicate"], "invalid choice"),
     ],
 )
-def test_bad_input_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str],
-                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_input_one_line(
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.chdir(ROOT)
     code = main(argv)
     err = capsys.readouterr().err.strip()
@@ -68,8 +76,10 @@ def test_subprocess_error_is_one_line() -> None:
     proc = run_cli("run", "tests/targets/good.py:raises")
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert lines == ["advisor: error: factory tests/targets/good.py:raises('cpu') raised "
-                     "RuntimeError: no weights here"]
+    assert lines == [
+        "advisor: error: factory tests/targets/good.py:raises('cpu') raised "
+        "RuntimeError: no weights here"
+    ]
 
 
 def test_subprocess_debug_shows_traceback() -> None:
@@ -81,8 +91,18 @@ def test_subprocess_debug_shows_traceback() -> None:
 @pytest.mark.inductor
 def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     out = tmp_path / "run1"
-    proc = run_cli("run", "tests/targets/tiny.py:factory", "--out", str(out), "--repeats", "5",
-                   "--budget", "10", "--profile-calls", "5")
+    proc = run_cli(
+        "run",
+        "tests/targets/tiny.py:factory",
+        "--out",
+        str(out),
+        "--repeats",
+        "5",
+        "--budget",
+        "10",
+        "--profile-calls",
+        "5",
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json", "report.md"]
     data = json.loads((out / "report.json").read_text())

@@ -57,8 +57,9 @@ def test_breaks_removed_added_kept() -> None:
     assert render_compare_markdown(c).startswith("# advisor comparison")
 
 
-def test_compare_cli_writes_without_overwriting(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_cli_writes_without_overwriting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = tmp_path / "before.json"
     after = tmp_path / "after.json"
     before.write_text(report_to_json(with_samples([1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0, 1.0])))

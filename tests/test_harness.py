@@ -97,9 +97,15 @@ def test_modes_are_interleaved_with_rotation() -> None:
     make_run(clock, costs, settings=Settings(warmup=0, repeats=3, budget_s=100.0, min_block_s=1e-3))
     timed = clock.log[-9:]  # 3 rounds x 3 modes x 1 call per block
     assert timed == [
-        "eager", "default", "fullgraph",
-        "default", "fullgraph", "eager",
-        "fullgraph", "eager", "default",
+        "eager",
+        "default",
+        "fullgraph",
+        "default",
+        "fullgraph",
+        "eager",
+        "fullgraph",
+        "eager",
+        "default",
     ]
 
 
@@ -107,15 +113,17 @@ def test_interleaving_spreads_drift_over_modes() -> None:
     clock = FakeClock()
     clock.drift_per_s = 5.0  # the machine slows down steadily
     costs = {"eager": 1e-3, "default": 1e-3, "fullgraph": 1e-3}
-    run = make_run(clock, costs, settings=Settings(warmup=0, repeats=30, budget_s=100.0,
-                                                   min_block_s=1e-3))
+    run = make_run(
+        clock, costs, settings=Settings(warmup=0, repeats=30, budget_s=100.0, min_block_s=1e-3)
+    )
     medians = [m.latency.median_ms for m in run.modes if m.latency]
     assert max(medians) / min(medians) < 1.02
 
 
 def test_budget_limits_rounds_and_warns() -> None:
-    run = make_run(FakeClock(), settings=Settings(warmup=0, repeats=50, budget_s=0.03,
-                                                  min_block_s=2e-3))
+    run = make_run(
+        FakeClock(), settings=Settings(warmup=0, repeats=50, budget_s=0.03, min_block_s=2e-3)
+    )
     lat = run.modes[0].latency
     assert lat is not None and lat.n == 5  # 0.03 s budget / ~6 ms per round
     assert any("time budget" in w for w in run.warnings)

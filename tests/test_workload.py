@@ -43,7 +43,10 @@ def test_scenario_name_target() -> None:
     ("target", "message"),
     [
         ("tests/targets/missing.py:factory", r"^file not found: tests/targets/missing.py$"),
-        ("tests/targets/syntax_error.py:factory", r"^syntax error in tests/targets/syntax_error.py:1"),
+        (
+            "tests/targets/syntax_error.py:factory",
+            r"^syntax error in tests/targets/syntax_error.py:1",
+        ),
         (f"{TARGETS}:nope", r"has no factory named 'nope'"),
         (f"{TARGETS}:NOT_A_FACTORY", r"is not callable"),
         (f"{TARGETS}:raises", r"raised RuntimeError: no weights here$"),

@@ -12,11 +12,23 @@ def _rows(comparison: Comparison) -> list[list[str]]:
     rows = []
     for d in comparison.modes:
         change = f"{(d.ratio - 1) * 100:+.1f}%" if d.ratio is not None else "-"
-        ci = (f"[{(d.ci_low - 1) * 100:+.1f}%, {(d.ci_high - 1) * 100:+.1f}%]"
-              if d.ci_low is not None and d.ci_high is not None else "-")
-        rows.append([MODE_LABELS.get(d.mode, d.mode), fmt_ms(d.before_ms), fmt_ms(d.after_ms),
-                     change, ci, f"{d.p_value:.3g}" if d.p_value is not None else "-",
-                     f"{d.before_n}/{d.after_n}", d.verdict])
+        ci = (
+            f"[{(d.ci_low - 1) * 100:+.1f}%, {(d.ci_high - 1) * 100:+.1f}%]"
+            if d.ci_low is not None and d.ci_high is not None
+            else "-"
+        )
+        rows.append(
+            [
+                MODE_LABELS.get(d.mode, d.mode),
+                fmt_ms(d.before_ms),
+                fmt_ms(d.after_ms),
+                change,
+                ci,
+                f"{d.p_value:.3g}" if d.p_value is not None else "-",
+                f"{d.before_n}/{d.after_n}",
+                d.verdict,
+            ]
+        )
     return rows
 
 
@@ -24,35 +36,53 @@ _HEADERS = ["mode", "before ms", "after ms", "change", "95% CI", "p", "n", "verd
 
 
 def _break_rows(comparison: Comparison) -> list[list[str]]:
-    return [[b.status, b.gb_code or "?", b.location, fmt_ms(b.before_cost_ms),
-             fmt_ms(b.after_cost_ms)] for b in comparison.breaks]
+    return [
+        [b.status, b.gb_code or "?", b.location, fmt_ms(b.before_cost_ms), fmt_ms(b.after_cost_ms)]
+        for b in comparison.breaks
+    ]
 
 
 _BREAK_HEADERS = ["break", "code", "where", "cost before ms", "cost after ms"]
 
 
 def render_compare_text(comparison: Comparison) -> str:
-    out = [f"before: {comparison.before.name} ({comparison.before.target})",
-           f"after:  {comparison.after.name} ({comparison.after.target})", "",
-           tabulate(_rows(comparison), headers=_HEADERS)]
+    out = [
+        f"before: {comparison.before.name} ({comparison.before.target})",
+        f"after:  {comparison.after.name} ({comparison.after.target})",
+        "",
+        tabulate(_rows(comparison), headers=_HEADERS),
+    ]
     if comparison.breaks:
         out += ["", tabulate(_break_rows(comparison), headers=_BREAK_HEADERS)]
     out += [f"warning: {w}" for w in comparison.warnings]
-    out.append(f"\nSignificant = Mann-Whitney p < {comparison.alpha} and the bootstrap CI of the "
-               "median ratio excludes 0% change.")
+    out.append(
+        f"\nSignificant = Mann-Whitney p < {comparison.alpha} and the bootstrap CI of the "
+        "median ratio excludes 0% change."
+    )
     return "\n".join(out)
 
 
 def render_compare_markdown(comparison: Comparison) -> str:
-    out = ["# advisor comparison", "",
-           f"- before: `{comparison.before.target}` ({comparison.before.name})",
-           f"- after: `{comparison.after.target}` ({comparison.after.name})", "",
-           "## Latency", "", tabulate(_rows(comparison), headers=_HEADERS, tablefmt="github"), "",
-           f"A change is significant when the Mann-Whitney U test gives p < {comparison.alpha} "
-           "and the bootstrap 95% confidence interval of the ratio of medians excludes no change."]
+    out = [
+        "# advisor comparison",
+        "",
+        f"- before: `{comparison.before.target}` ({comparison.before.name})",
+        f"- after: `{comparison.after.target}` ({comparison.after.name})",
+        "",
+        "## Latency",
+        "",
+        tabulate(_rows(comparison), headers=_HEADERS, tablefmt="github"),
+        "",
+        f"A change is significant when the Mann-Whitney U test gives p < {comparison.alpha} "
+        "and the bootstrap 95% confidence interval of the ratio of medians excludes no change.",
+    ]
     if comparison.breaks:
-        out += ["", "## Graph breaks", "",
-                tabulate(_break_rows(comparison), headers=_BREAK_HEADERS, tablefmt="github")]
+        out += [
+            "",
+            "## Graph breaks",
+            "",
+            tabulate(_break_rows(comparison), headers=_BREAK_HEADERS, tablefmt="github"),
+        ]
     if comparison.warnings:
         out += ["", "## Warnings", ""] + [f"- {w}" for w in comparison.warnings]
     return "\n".join(out) + "\n"

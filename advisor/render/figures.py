@@ -7,10 +7,10 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from advisor.model import Report  # noqa: E402
-from advisor.render.common import MODE_LABELS, location, segment_label  # noqa: E402
+from advisor.model import Report
+from advisor.render.common import MODE_LABELS, location, segment_label
 
 _SEGMENT_COLOURS = {
     "entry": "#bbbbbb",
