@@ -472,21 +472,33 @@ def _graph_call_us(
 
 
 def _break_occurrences(per_call: list[CallSegments], capture: Capture, n: int) -> dict[str, float]:
-    """How often each break runs per call: region instances that end in it, not counting an
-    instance nested inside another instance ending in the same break (a submodule break seen
-    by the outer and the inner frame happens once). A skipped root frame counts once."""
+    """How often each break runs per call: region instances that end in it, counting only the
+    innermost ones. An instance whose span contains another instance ending in the same break
+    only leads to it: a submodule break is seen by the outer frame (whose gap runs the inner
+    frame) and by the inner frame, and happens once; a helper that breaks, called three times
+    from resume functions nested in each other, happens three times. A skipped root frame
+    counts once."""
     values: dict[str, list[float]] = defaultdict(list)
     root_skip = capture.root_skip_break_id
     for cs in per_call:
-        local: dict[str, float] = defaultdict(float)
+        ending: dict[str, list[RegionInstance]] = defaultdict(list)
         for r in cs.regions:
             frame = capture.frame(r.compile_id)
-            bid = frame.end_break_id if frame is not None else None
-            if bid is None:
-                continue
-            enclosing = {capture.frame(a) for a in r.ancestors} - {None}
-            if all(f.end_break_id != bid for f in enclosing if f is not None):
-                local[bid] += 1
+            if frame is not None and frame.end_break_id is not None:
+                ending[frame.end_break_id].append(r)
+        local: dict[str, float] = defaultdict(float)
+        for bid, instances in ending.items():
+            for r in instances:
+                end = r.start_us + r.duration_us
+                contains_same = any(
+                    o is not r
+                    and r.start_us <= o.start_us
+                    and o.start_us + o.duration_us <= end
+                    and r.compile_id in o.ancestors
+                    for o in instances
+                )
+                if not contains_same:
+                    local[bid] += 1
         if root_skip is not None and local.get(root_skip, 0) == 0:
             local[root_skip] = 1.0
         for bid, v in local.items():

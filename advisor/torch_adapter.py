@@ -587,3 +587,21 @@ def dynamo_config_patch(setting: str, value: Any) -> Any:
             f"torch._dynamo.config has no '{setting}' in torch {torch.__version__}"
         )
     return dynamo_config.patch(**{setting: value})
+
+
+def run_frame_uncompiled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Make Dynamo skip `fn`'s own frame but still compile the frames it calls.
+
+    For a driver loop that feeds a compiled model batches of different shapes: each model call
+    stays its own compiled frame (and recompiles), as when `model = torch.compile(model)` is
+    called from ordinary Python. `torch.compiler.disable(recursive=False)` does not do this for
+    a function that is itself passed to `torch.compile` (torch 2.13 traces through it), so this
+    uses Dynamo's code skip list.
+    """
+    import torch._dynamo.eval_frame as eval_frame
+
+    skip_code = getattr(eval_frame, "skip_code", None)
+    if skip_code is None:
+        raise RuntimeError(f"torch {torch.__version__} has no torch._dynamo.eval_frame.skip_code")
+    skip_code(fn.__code__)
+    return fn

@@ -48,19 +48,3 @@ def randn(gen: torch.Generator, *shape: int, device: str) -> torch.Tensor:
 
 def randint(gen: torch.Generator, high: int, *shape: int, device: str) -> torch.Tensor:
     return torch.randint(0, high, shape, generator=gen).to(device)
-
-
-def run_frame_uncompiled(fn: F) -> F:
-    """Make Dynamo skip `fn`'s own frame but still compile the frames it calls.
-
-    Used by a driver loop that feeds a model batches of different shapes, so each model call is
-    its own compiled frame (and recompiles), as when `model = torch.compile(model)` is called
-    from an ordinary Python loop. `torch.compiler.disable(recursive=False)` does not do this for
-    a function that is itself passed to `torch.compile` (torch 2.13 traces through it), so this
-    uses Dynamo's code skip list.
-    """
-    skip_code = getattr(torch._dynamo.eval_frame, "skip_code", None)
-    if skip_code is None:  # pragma: no cover - feature detection for other releases
-        raise RuntimeError("this torch release has no torch._dynamo.eval_frame.skip_code")
-    skip_code(fn.__code__)
-    return fn

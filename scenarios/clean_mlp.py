@@ -18,7 +18,7 @@ EXPECTED_VERDICT = "ignore"
 EXPECTED_GB_CODE: str | None = None
 EXPECTED_LINE: int | None = None
 
-BATCH, IN_FEATURES, HIDDEN, CLASSES, BLOCKS = 32, 256, 512, 16, 3
+BATCH, IN_FEATURES, HIDDEN, CLASSES, BLOCKS = 16, 128, 256, 16, 3
 
 
 class ResidualBlock(nn.Module):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from advisor import torch_adapter
 from advisor.workload import Workload
-from scenarios._common import inference, randint, run_frame_uncompiled, seeded
+from scenarios._common import inference, randint, seeded
 
 PATTERN = "changing sequence lengths cause recompiles"
 EXPECTED_VERDICT = "rewrite"
@@ -68,7 +69,7 @@ class BatchRunner:
         return outputs
 
 
-run_frame_uncompiled(BatchRunner.run)
+torch_adapter.run_frame_uncompiled(BatchRunner.run)
 
 
 def _make(device: str, mark_dynamic: bool) -> Workload:

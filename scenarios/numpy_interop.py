@@ -28,9 +28,8 @@ BOUNDARIES = np.linspace(-2.0, 2.0, BUCKETS - 1, dtype=np.float32)
 
 
 class BucketizedRanker(nn.Module):
-    def __init__(self, use_torch: bool) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.use_torch = use_torch
         self.register_buffer("boundaries", torch.from_numpy(BOUNDARIES.copy()))
         self.register_buffer("offsets", torch.arange(FEATURES) * BUCKETS)
         self.embed = nn.Embedding(FEATURES * BUCKETS, EMB)
@@ -40,11 +39,16 @@ class BucketizedRanker(nn.Module):
 
     def forward(self, dense_features: torch.Tensor) -> torch.Tensor:
         x = torch.log1p(dense_features.abs()) * dense_features.sign()
-        if self.use_torch:
-            buckets = torch.bucketize(x, self.boundaries, right=True)
-        else:
-            buckets = torch.from_numpy(np.digitize(x.cpu().numpy(), BOUNDARIES))  # graph-break
-            buckets = buckets.to(x.device)
+        buckets = torch.from_numpy(np.digitize(x.cpu().numpy(), BOUNDARIES))  # graph-break
+        sparse = self.embed(buckets.to(x.device) + self.offsets).flatten(1)
+        h = torch.cat([sparse, self.dense(x)], dim=1)
+        return torch.sigmoid(self.fc2(torch.relu(self.fc1(h)))).squeeze(-1)
+
+
+class BucketizedRankerFixed(BucketizedRanker):
+    def forward(self, dense_features: torch.Tensor) -> torch.Tensor:
+        x = torch.log1p(dense_features.abs()) * dense_features.sign()
+        buckets = torch.bucketize(x, self.boundaries, right=True)  # == np.digitize(x, BOUNDARIES)
         sparse = self.embed(buckets + self.offsets).flatten(1)
         h = torch.cat([sparse, self.dense(x)], dim=1)
         return torch.sigmoid(self.fc2(torch.relu(self.fc1(h)))).squeeze(-1)
@@ -52,7 +56,7 @@ class BucketizedRanker(nn.Module):
 
 def _make(device: str, use_torch: bool) -> Workload:
     gen = seeded(0)
-    model = inference(BucketizedRanker(use_torch), device)
+    model = inference((BucketizedRankerFixed if use_torch else BucketizedRanker)(), device)
     features = randn(gen, BATCH, FEATURES, device=device) * 3.0
     name = "numpy_interop.fixed" if use_torch else "numpy_interop"
     return Workload(model, (features,), {}, name)

@@ -218,3 +218,14 @@ def test_synthetic_attribution_overhead_and_scaling() -> None:
     scaled = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
     assert scaled.attribution.calls[0].total_us == pytest.approx(45.5)
     assert scaled.scale == pytest.approx(0.5)
+
+
+def test_helper_called_thrice_in_straight_line_counts_three() -> None:
+    # Regions nest (each resume runs inside the previous region) and every outer region ends in
+    # the same break: only the innermost instances (the helper's own frame) are occurrences.
+    capture, trace = load("helper_thrice")
+    result = attribute(trace, capture)
+    (b,) = result.breaks
+    assert not b.frame_skipped
+    assert b.occurrences_per_call == 3.0
+    assert len(b.compile_ids) > 1

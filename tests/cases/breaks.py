@@ -66,6 +66,21 @@ def _helper(x: torch.Tensor) -> torch.Tensor:
     return y.cos()
 
 
+def _trace(x: torch.Tensor) -> None:
+    print("stage", file=_SINK)  # BREAK:trace
+
+
+def f_helper_thrice(x: torch.Tensor) -> torch.Tensor:
+    # straight-line code (no loop): each call of the helper breaks inside a resume function
+    # nested in the previous region, so the break runs three times per call
+    _trace(x)
+    x = x.sin()
+    _trace(x)
+    x = x.cos()
+    _trace(x)
+    return x * 2
+
+
 def f_helper_loop(x: torch.Tensor) -> torch.Tensor:
     for _ in range(3):
         x = _helper(x)
@@ -187,6 +202,9 @@ CASES: dict[str, Case] = {
         Case("nonzero", _fn(f_nonzero), _vec, (("GB0036", "nonzero"),)),
         Case("loop", _fn(f_loop), _vec, (("GB0059", "loop"),), frame_skipped=True),
         Case("helper_loop", _fn(f_helper_loop), _vec, (("GB0059", "helper"),), occurrences=(3.0,)),
+        Case(
+            "helper_thrice", _fn(f_helper_thrice), _vec, (("GB0059", "trace"),), occurrences=(3.0,)
+        ),
         Case("disable", _fn(f_disable), _vec, (("GB0098", "disable"),)),
         Case("module", _module, _mat, (("GB0059", "module"),)),
         Case("double", _fn(f_double), _vec, (("GB0059", "double1"), ("GB0059", "double2"))),
