@@ -2,17 +2,23 @@
 
 Cost model (per call, for one break that runs N times per call):
 
-    cost = N x (region overhead + guard lookup)  +  gap x (1 - r)
+    cost = N x (region overhead + guard lookup + graph-call overhead)
+           + gap overhead  +  gap work x (1 - r)
 
-- region overhead + guard lookup: the fixed runtime price of one more compiled region (its
-  non-graph time: wrappers, prologue, return path) and the cache lookup that enters it, measured
-  in the profile (corrected for profiler overhead). Removing the break merges two regions.
-- gap: the measured eager time after the region the break ends (the break's eager work, output
-  reconstruction, the call into the resume function); for a skipped frame, the frame's eager
-  time plus the overhead of the regions compiled separately inside it.
+- region overhead + guard lookup + graph-call overhead: the fixed runtime price of one more
+  compiled region: its non-graph time (wrappers, prologue, return path), the cache lookup that
+  enters it, and the fixed cost of invoking one more compiled graph (the smallest graph call of
+  this workload, an upper bound). Removing the break merges two regions into one.
+- gap: the measured time after the region the break ends, split into its eager tensor work
+  (aten ops) and the rest (Python: the break's own statement, output reconstruction, the call
+  into the resume function), which goes away with the break. For a skipped frame, the frame's
+  eager time, plus the overhead of the regions compiled separately inside it.
 - r: how fast compiled code runs this workload's work relative to eager, measured in this run
-  (the graphs' kernel time over the eager mode's time for the same work). Without the break, the
-  eager work in the gap would run compiled at about r times its eager cost.
+  (fullgraph/eager medians, or the graphs' kernel time over the eager time of the same work).
+  Without the break, the eager tensor work in the gap would run compiled at about r times its
+  eager cost.
+All times come from the profile with the work/overhead correction of `attribute` (overhead
+totals taken from unprofiled timing).
 The uncertainty comes from the per-call spread of the gap and the region overheads. A break is
 `ignore` when its cost is below `ignore_share` of the default-mode median or below the noise of
 that median; otherwise the category decides `rewrite` or `isolate`. When a what-if measured the
@@ -42,6 +48,7 @@ class CostModel:
     region_overhead_us: float | None
     region_overhead_spread_us: float
     guard_lookup_us: float | None
+    graph_call_overhead_us: float | None
     compiled_ratio: float | None  # r: compiled time / eager time for the same work
     ratio_basis: str
     default_median_ms: float
@@ -49,7 +56,11 @@ class CostModel:
 
     @property
     def per_break_fixed_us(self) -> float:
-        return (self.region_overhead_us or 0.0) + (self.guard_lookup_us or 0.0)
+        return (
+            (self.region_overhead_us or 0.0)
+            + (self.guard_lookup_us or 0.0)
+            + (self.graph_call_overhead_us or 0.0)
+        )
 
 
 @dataclass(frozen=True)
@@ -83,12 +94,19 @@ def build_cost_model(
         if att.guard_lookups_per_call > 0
         else None
     )
+    per_graph_call = [
+        att.graph_call_us_per_call[cid] / count
+        for cid, count in att.region_count_per_call.items()
+        if count > 0 and att.graph_call_us_per_call.get(cid, 0.0) > 0
+    ]
+    graph_call_overhead = min(per_graph_call) if per_graph_call else None
     ratio, basis = _compiled_ratio(att, eager, fullgraph)
     assert default.latency is not None
     return CostModel(
         region_overhead,
         spread,
         lookup,
+        graph_call_overhead,
         ratio,
         basis,
         default.latency.median_ms,
@@ -151,17 +169,20 @@ def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> Brea
         _skipped_frame_regions(att, brk) if brk.frame_skipped else brk.occurrences_per_call
     )
     fixed_us = merged_regions * model.per_break_fixed_us
-    cost_us = fixed_us + gap_us * (1.0 - r)
+    gap_work_us = min(att.gap_work_us_per_call.get(brk.id, 0.0), gap_us)
+    gap_overhead_us = gap_us - gap_work_us
+    cost_us = fixed_us + gap_overhead_us + gap_work_us * (1.0 - r)
     gaps = _per_call_gap_us(att, brk.id)
     gap_spread = iqr(gaps) / 2 if len(gaps) > 1 else 0.0
-    unc_us = math.hypot(gap_spread * (1.0 - r), merged_regions * model.region_overhead_spread_us)
+    unc_us = math.hypot(gap_spread, merged_regions * model.region_overhead_spread_us)
     cost_ms = cost_us / 1e3
     share = cost_ms / model.default_median_ms if model.default_median_ms > 0 else None
     evidence = (
         f"{merged_regions:g} extra region(s) x {model.per_break_fixed_us:.1f} µs "
         f"(region overhead {_us(model.region_overhead_us)} + guard lookup "
-        f"{_us(model.guard_lookup_us)}) + eager gap {gap_us:.1f} µs x (1 - r={r:.2f}; "
-        f"{model.ratio_basis})"
+        f"{_us(model.guard_lookup_us)} + graph call {_us(model.graph_call_overhead_us)}) "
+        f"+ gap overhead {gap_overhead_us:.1f} µs + gap tensor work {gap_work_us:.1f} µs "
+        f"x (1 - r={r:.2f}; {model.ratio_basis})"
     )
     return dataclasses.replace(
         brk,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from advisor import torch_adapter as ta
 from advisor.capture import Capture
 from advisor.model import Attribution, BreakRecord, CallTimeline, GraphRecord, Segment
-from advisor.profile import ProfileTrace, TraceEvent, median_unprofiled_us
+from advisor.profile import ProfileTrace, TraceEvent, is_structural_event, median_unprofiled_us
 
 KINDS = ("entry", "guard_lookup", "compiled", "gap", "eager", "exit")
 
@@ -40,6 +40,8 @@ class RawSegment:
     compile_id: str | None = None
     break_id: str | None = None
     n_events: int = 0  # profiler events that start inside this segment
+    n_struct: int = 0  # of which structural (record_function-style, not aten ops)
+    work_us: float = 0.0  # time inside work events: graph calls and top-level aten ops
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class RegionInstance:
         str, ...
     ] = ()  # compile ids of the enclosing region instances, outermost first
     graph_call_events: int = 0
+    graph_call_struct_events: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class AttributionResult:
     graphs: tuple[GraphRecord, ...]
     region_us_per_call: dict[str, float]  # compiled time per call, per compile id (median)
     gap_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id (median)
+    gap_work_us_per_call: dict[str, float] = field(default_factory=dict)  # aten work in gaps
     region_count_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
     graph_call_us_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
     region_fixed_us: dict[str, float] = field(default_factory=dict)  # per instance, non-graph
@@ -107,14 +111,33 @@ class _Segmenter:
         kind: str,
         start: float,
         end: float,
-        events: list[float],
+        events: list[tuple[float, bool]],
         compile_id: str | None = None,
         break_id: str | None = None,
+        work: list[tuple[float, float]] | None = None,
     ) -> None:
         if end - start <= 0:
             return
-        n = sum(1 for t in events if start <= t < end)
-        self.segments.append(RawSegment(kind, start, end - start, compile_id, break_id, n))
+        inside = [structural for t, structural in events if start <= t < end]
+        work_us = sum(max(0.0, min(end, b) - max(start, a)) for a, b in work or ())
+        self.segments.append(
+            RawSegment(
+                kind, start, end - start, compile_id, break_id, len(inside), sum(inside), work_us
+            )
+        )
+
+
+def _work_intervals(event: TraceEvent) -> list[tuple[float, float]]:
+    """Top-level aten ops under an event, outside its owners: the eager work it does."""
+    out: list[tuple[float, float]] = []
+    for child in event.children:
+        if _is_owner(child.name):
+            continue
+        if child.name.startswith("aten::"):
+            out.append((child.start_us, child.start_us + child.duration_us))
+        else:
+            out.extend(_work_intervals(child))
+    return out
 
 
 def _owners(event: TraceEvent) -> list[TraceEvent]:
@@ -134,16 +157,16 @@ def _is_owner(name: str) -> bool:
     )
 
 
-def _event_starts(event: TraceEvent, stop_at_owners: bool = True) -> list[float]:
+def _event_starts(event: TraceEvent, stop_at_owners: bool = True) -> list[tuple[float, bool]]:
     """Start times of the profiler events an owner is charged for: itself and its non-owner
     descendants (folded subtrees are counted at their start)."""
-    starts = [event.start_us]
+    starts = [(event.start_us, is_structural_event(event.name))]
     for child in event.children:
         if stop_at_owners and _is_owner(child.name):
             continue
         starts.extend(_event_starts(child, stop_at_owners))
     if not event.children and event.n_events > 1:
-        starts.extend([event.start_us] * (event.n_events - 1))
+        starts.extend([(event.start_us, False)] * (event.n_events - 1))
     return starts
 
 
@@ -167,6 +190,7 @@ def segment_call(call: TraceEvent, capture: Capture | None = None) -> CallSegmen
     call_start, call_end = call.start_us, call.start_us + call.duration_us
     owners = _owners(call)
     events = _event_starts(call)
+    work = _work_intervals(call)
     region_spans = [o for o in owners if o.name.startswith(ta.REGION_PREFIX)]
     lookups = [o for o in owners if o.name == ta.LOOKUP_EVENT]
     first = min((o.start_us for o in region_spans + lookups), default=None)
@@ -188,11 +212,11 @@ def segment_call(call: TraceEvent, capture: Capture | None = None) -> CallSegmen
                 s, e = max(x, lo), min(y, hi)
                 if e > s:
                     if seg.root_skip is not None:
-                        seg.emit("eager", s, e, events, break_id=seg.root_skip)
+                        seg.emit("eager", s, e, events, break_id=seg.root_skip, work=work)
                     else:
-                        seg.emit(kind, s, e, events)
+                        seg.emit(kind, s, e, events, work=work)
         if first is None:  # no region and no lookup at all: the whole call ran eagerly
-            seg.emit("eager", a, b, events, break_id=seg.root_skip)
+            seg.emit("eager", a, b, events, break_id=seg.root_skip, work=work)
     _walk_owners(seg, owners, parent=())
     segments = sorted(seg.segments, key=lambda s: s.start_us)
     return CallSegments(call.duration_us, tuple(_merge(segments)), tuple(seg.regions))
@@ -222,7 +246,13 @@ def _walk_owners(seg: _Segmenter, owners: list[TraceEvent], parent: tuple[str, .
         elif owner.name.startswith(ta.REGION_PREFIX):
             _region(seg, owner, parent)
         else:  # a graph call outside any region (should not happen): count it as eager
-            seg.emit("eager", start, end, _event_starts(owner, stop_at_owners=False))
+            seg.emit(
+                "eager",
+                start,
+                end,
+                _event_starts(owner, stop_at_owners=False),
+                work=[(start, end)],
+            )
 
 
 def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> None:
@@ -233,6 +263,7 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
     graph = graph_calls[0] if graph_calls else None
     break_id = seg.end_break(cid)
     events = _event_starts(region)
+    work = _work_intervals(region)
     # Everything up to the end of the graph call is the compiled region; with no graph call,
     # a region whose graph is empty is all gap, one that ends in a return is all compiled.
     if graph is not None:
@@ -248,17 +279,24 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
         if (a, b) in glue:  # between a nested lookup and its region: entering the resume code
             seg.emit("guard_lookup", a, b, events, compile_id=glue[(a, b)])
         elif b <= split:
-            seg.emit("compiled", a, b, events, compile_id=cid)
+            seg.emit("compiled", a, b, events, compile_id=cid, work=work)
         elif a >= split:
             kind = "gap" if break_id is not None else "compiled"
-            seg.emit(kind, a, b, events, compile_id=cid, break_id=break_id)
+            seg.emit(kind, a, b, events, compile_id=cid, break_id=break_id, work=work)
         else:
-            seg.emit("compiled", a, split, events, compile_id=cid)
+            seg.emit("compiled", a, split, events, compile_id=cid, work=work)
             kind = "gap" if break_id is not None else "compiled"
-            seg.emit(kind, split, b, events, compile_id=cid, break_id=break_id)
+            seg.emit(kind, split, b, events, compile_id=cid, break_id=break_id, work=work)
     for g in graph_calls:
         g_start, g_end = g.start_us, g.start_us + g.duration_us
-        seg.emit("compiled", g_start, g_end, _event_starts(g, stop_at_owners=False), cid)
+        seg.emit(
+            "compiled",
+            g_start,
+            g_end,
+            _event_starts(g, stop_at_owners=False),
+            cid,
+            work=[(g_start, g_end)],
+        )
     seg.regions.append(
         RegionInstance(
             cid,
@@ -267,6 +305,7 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
             sum(g.duration_us for g in graph_calls) if graph_calls else None,
             parent,
             sum(g.n_events for g in graph_calls),
+            sum(s for g in graph_calls for _, s in _event_starts(g, stop_at_owners=False)),
         )
     )
     inner = [o for o in owners if not ta.is_graph_call_event(o.name)]
@@ -294,6 +333,8 @@ def _merge(segments: list[RawSegment]) -> list[RawSegment]:
                     p.compile_id,
                     p.break_id,
                     p.n_events + s.n_events,
+                    p.n_struct + s.n_struct,
+                    p.work_us + s.work_us,
                 )
                 continue
         out.append(s)
@@ -314,51 +355,78 @@ def attribute(
     warnings = list(trace.warnings)
     per_call = [segment_call(call, capture) for call in trace.calls]
     overhead = trace.overhead_us_per_event or 0.0
-    corrected: list[list[tuple[RawSegment, float]]] = []
-    for cs in per_call:
-        corrected.append(
-            [(s, max(0.0, s.duration_us - s.n_events * overhead)) for s in cs.segments]
-        )
-    profiled_totals = [cs.total_us for cs in per_call]
-    corrected_totals = [sum(d for _, d in c) for c in corrected]
     unprofiled_us = (
         unprofiled_median_ms * 1000.0
         if unprofiled_median_ms is not None
         else median_unprofiled_us(trace)
     )
-    calibration_ratio = (
-        _median(corrected_totals) / unprofiled_us
-        if unprofiled_us and corrected_totals and _median(corrected_totals) > 0
-        else None
-    )
-    if calibration_ratio is not None and abs(calibration_ratio - 1) > 0.25:
-        warnings.append(
-            f"profiled time corrected for overhead is {calibration_ratio:.2f}x the unprofiled "
-            "time; segment shares are less reliable"
+    # Work (graph calls, aten ops) is long-lived and lightly distorted: keep its profiled time,
+    # less the aten-op calibration per event. Everything else is runtime overhead (wrappers,
+    # guard lookups, Python between ops), which the profiler inflates most: its total comes from
+    # the unprofiled timing (the call minus its work), shared out by the profiled overhead time.
+    corrected: list[list[tuple[RawSegment, float, float]]] = []  # (segment, work, overhead)
+    budgets: list[float] = []
+    fallbacks = 0
+    for cs in per_call:
+        work = [
+            max(0.0, s.work_us - (s.n_events - s.n_struct) * overhead) if s.work_us else 0.0
+            for s in cs.segments
+        ]
+        raw_overhead = [max(0.0, s.duration_us - s.work_us) for s in cs.segments]
+        total_raw = sum(raw_overhead)
+        target = unprofiled_us if unprofiled_us else cs.total_us
+        budget = target - sum(work)
+        if budget < 0.05 * target or total_raw <= 0:
+            # The corrected work alone (nearly) exceeds the unprofiled call: the calibration
+            # does not fit this call, so fall back to scaling every segment alike.
+            fallbacks += 1
+            factor = target / cs.total_us if cs.total_us > 0 else 1.0
+            corrected.append([(s, 0.0, s.duration_us * factor) for s in cs.segments])
+            budgets.append(factor)
+            continue
+        budgets.append(budget / total_raw)
+        corrected.append(
+            [
+                (s, w, o * budget / total_raw)
+                for s, w, o in zip(cs.segments, work, raw_overhead, strict=True)
+            ]
         )
-    scale = 1.0
-    if unprofiled_us and corrected_totals and _median(corrected_totals) > 0:
-        scale = unprofiled_us / _median(corrected_totals)
+    if fallbacks:
+        warnings.append(
+            f"{fallbacks} of {len(per_call)} profiled calls had more corrected work than the "
+            "unprofiled call time; their segments were scaled alike (shares less reliable)"
+        )
+    profiled_totals = [cs.total_us for cs in per_call]
+    corrected_totals = [sum(w + o for _, w, o in c) for c in corrected]
+    calibration_ratio = (
+        _median(profiled_totals) / unprofiled_us if unprofiled_us and profiled_totals else None
+    )
+    scale = _median(budgets) if budgets else 1.0
     source = "given" if unprofiled_median_ms is not None else "timed in the profiling run"
     method = (
-        f"profile shares, corrected for {overhead:.2f} µs per profiler event "
-        f"({trace.overhead_method or 'no calibration recorded'}); totals scaled to the "
-        f"unprofiled median per call ({source})"
+        "work (graph calls, aten ops) from the profile, corrected for "
+        f"{overhead:.2f} µs per aten event ({trace.overhead_method or 'no calibration'}); "
+        "runtime overhead (wrappers, guard lookups, Python) totals the unprofiled median per "
+        f"call ({source}) minus that work, shared out by profiled overhead time "
+        f"(x{scale:.2f}); the profiled call was {calibration_ratio or 0:.2f}x the unprofiled one"
         if unprofiled_us
-        else f"profile only, corrected for {overhead:.2f} µs per profiler event"
+        else f"profile only, work corrected for {overhead:.2f} µs per aten event"
     )
 
     timelines: list[CallTimeline] = []
     sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
+    work_sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
     covered = measured = 0.0
     for index, (cs, corr) in enumerate(zip(per_call, corrected, strict=True)):
         covered += sum(s.duration_us for s in cs.segments)
         measured += cs.total_us
         acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
+        work_acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
         segs: list[Segment] = []
         cursor = 0.0
-        for raw, dur in corr:
-            value = dur * scale
+        for raw, work_part, overhead_part in corr:
+            value = work_part + overhead_part
+            work_acc[(raw.kind, raw.compile_id, raw.break_id)] += work_part
             segs.append(
                 Segment(raw.kind, round(cursor, 3), round(value, 3), raw.compile_id, raw.break_id)
             )
@@ -366,10 +434,19 @@ def attribute(
             acc[(raw.kind, raw.compile_id, raw.break_id)] += value
         for key, value in acc.items():
             sums[key].append(value)
+            work_sums[key].append(work_acc[key])
         timelines.append(CallTimeline(index, round(cursor, 3), tuple(segs)))
     n = len(per_call)
 
     med = {k: _median(v + [0.0] * (n - len(v))) for k, v in sums.items()}
+    med_work = {k: _median(v + [0.0] * (n - len(v))) for k, v in work_sums.items()}
+    graph_call: dict[str, float] = defaultdict(float)
+    gap_work: dict[str, float] = defaultdict(float)
+    for (kind, cid, bid), value in med_work.items():
+        if kind == "compiled" and cid:
+            graph_call[cid] += value
+        elif kind in ("gap", "eager") and bid:
+            gap_work[bid] += value
     region_us: dict[str, float] = defaultdict(float)
     gap_us: dict[str, float] = defaultdict(float)
     skipped_us: dict[str, float] = defaultdict(float)
@@ -394,11 +471,10 @@ def attribute(
 
     counts = _region_counts(per_call, n)
     occurrences = _break_occurrences(per_call, capture, n)
-    graph_call = _graph_call_us(per_call, n, overhead, scale)
     fixed = {
         cid: max(0.0, region_us[cid] / counts[cid] - graph_call.get(cid, 0.0) / counts[cid])
         for cid in region_us
-        if counts.get(cid) and cid in graph_call
+        if counts.get(cid) and graph_call.get(cid, 0.0) > 0
     }
     lookups_per_call = _median(
         [float(sum(1 for s in cs.segments if s.kind == "guard_lookup")) for cs in per_call]
@@ -429,7 +505,8 @@ def attribute(
         region_us_per_call=dict(region_us),
         gap_us_per_call=dict(gap_us),
         region_count_per_call=counts,
-        graph_call_us_per_call=graph_call,
+        graph_call_us_per_call=dict(graph_call),
+        gap_work_us_per_call=dict(gap_work),
         region_fixed_us=fixed,
         guard_lookup_us_per_call=lookup,
         guard_lookups_per_call=lookups_per_call,
@@ -454,21 +531,6 @@ def _region_counts(per_call: list[CallSegments], n: int) -> dict[str, float]:
         for cid, c in local.items():
             counts[cid].append(c)
     return {cid: _median(v + [0.0] * (n - len(v))) for cid, v in counts.items()}
-
-
-def _graph_call_us(
-    per_call: list[CallSegments], n: int, overhead: float, scale: float
-) -> dict[str, float]:
-    values: dict[str, list[float]] = defaultdict(list)
-    for cs in per_call:
-        local: dict[str, float] = defaultdict(float)
-        for r in cs.regions:
-            if r.graph_call_us is not None:
-                own = r.graph_call_us - overhead * r.graph_call_events
-                local[r.compile_id] += max(0.0, own) * scale
-        for cid, v in local.items():
-            values[cid].append(v)
-    return {cid: _median(v + [0.0] * (n - len(v))) for cid, v in values.items()}
 
 
 def _break_occurrences(per_call: list[CallSegments], capture: Capture, n: int) -> dict[str, float]:

@@ -54,7 +54,9 @@ def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: igno
     assert brk.occurrences_per_call == 1
     costed = estimate(brk, att, model)
     r = model.compiled_ratio or 0.0
-    expected_us = model.per_break_fixed_us + (brk.gap_ms or 0) * 1e3 * (1 - r)
+    gap_us = (brk.gap_ms or 0) * 1e3
+    work_us = att.gap_work_us_per_call.get(brk.id, 0.0)
+    expected_us = model.per_break_fixed_us + (gap_us - work_us) + work_us * (1 - r)
     assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
     assert costed.cost_share == pytest.approx(costed.cost_ms / default.latency.median_ms, rel=1e-4)
     assert "extra region" in costed.why
@@ -242,7 +244,9 @@ def test_unknown_code_falls_back_to_registry_hints() -> None:
     from advisor.advise import CostModel
 
     decided = decide(
-        dataclasses.replace(brk, cost_ms=1.0), CostModel(1.0, 0.0, 1.0, 0.5, "test", 2.0, 0.0), 0.01
+        dataclasses.replace(brk, cost_ms=1.0),
+        CostModel(1.0, 0.0, 1.0, 0.5, 0.5, "test", 2.0, 0.0),
+        0.01,
     )
     assert decided.verdict == "rewrite"
     assert "Use torch.frob instead." in decided.recipe

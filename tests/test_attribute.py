@@ -62,7 +62,7 @@ def test_scaled_timeline_sums_to_unprofiled_median(name: str) -> None:
     result = attribute(trace, capture, unprofiled_median_ms=0.5)
     totals = sorted(t.total_us for t in result.attribution.calls)
     assert totals[len(totals) // 2] == pytest.approx(500.0, rel=0.25)  # median call
-    assert "scaled to the unprofiled median" in result.attribution.method
+    assert "totals the unprofiled median" in result.attribution.method
 
 
 def _kinds(name: str) -> list[tuple[str, str | None, str | None]]:
@@ -207,17 +207,27 @@ def test_synthetic_segments_exact() -> None:
     assert [r.ancestors for r in cs.regions] == [(), ("0/0",)]
 
 
-def test_synthetic_attribution_overhead_and_scaling() -> None:
+def test_synthetic_attribution_work_and_overhead() -> None:
     trace = ProfileTrace("cpu", (synthetic_call(),), overhead_us_per_event=1.0)
     result = attribute(trace, synthetic_capture())
-    # 9 events: each segment loses 1 µs per event that starts in it; no unprofiled timing
-    assert result.call_us == pytest.approx(91.0)
-    assert result.gap_us_per_call == {"B1": pytest.approx(10 - 1 + 16)}
+    # Work, less 1 µs per aten event: graph k 10 - 1 (aten::sin), graph j 10, aten::is_nonzero
+    # 3 - 1 = 21 µs. The other 77 profiled µs are overhead; without unprofiled timing they
+    # share what is left of the call itself: 100 - 21 = 79 µs.
+    assert result.call_us == pytest.approx(100.0)
+    assert result.graph_call_us_per_call == {"0/0": pytest.approx(9.0), "1/0": pytest.approx(10.0)}
+    assert result.gap_work_us_per_call == {"B1": pytest.approx(2.0)}
+    # the gap (30-40 and 74-90): 2 µs of work + its 23 µs of overhead, rescaled
+    assert result.gap_us_per_call == {"B1": pytest.approx(2.0 + 23 * 79 / 77)}
     assert result.breaks[0].occurrences_per_call == 1.0
     assert result.attribution.coverage == 1.0
     scaled = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
     assert scaled.attribution.calls[0].total_us == pytest.approx(45.5)
-    assert scaled.scale == pytest.approx(0.5)
+    assert scaled.scale == pytest.approx((45.5 - 21) / 77)
+    assert scaled.gap_us_per_call == {"B1": pytest.approx(2.0 + 23 * 24.5 / 77)}
+    # work alone above the unprofiled time: every segment scaled alike, with a warning
+    fallback = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.020)
+    assert fallback.attribution.calls[0].total_us == pytest.approx(20.0)
+    assert any("scaled alike" in w for w in fallback.warnings)
 
 
 def test_helper_called_thrice_in_straight_line_counts_three() -> None:

@@ -22,7 +22,7 @@ def test_profile_eager_backend_trace_and_attribution() -> None:
     result = attribute(trace, capture)
     assert result.attribution.coverage is not None and result.attribution.coverage >= 0.98
     assert [b.occurrences_per_call for b in result.breaks] == [1.0, 1.0]
-    assert result.attribution.method.startswith("profile shares, corrected for")
+    assert result.attribution.method.startswith("work (graph calls, aten ops) from the profile")
 
 
 @pytest.fixture(scope="module")
