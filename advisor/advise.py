@@ -2,24 +2,22 @@
 
 Cost model (per call, for one break that runs N times per call):
 
-    cost = N x (region overhead + guard lookup + graph-call overhead)
-           + gap overhead  +  gap work x (1 - r)
+    cost = N x (region overhead + guard lookup)  +  gap
 
-- region overhead + guard lookup + graph-call overhead: the fixed runtime price of one more
-  compiled region: its non-graph time (wrappers, prologue, return path), the cache lookup that
-  enters it, and the fixed cost of invoking one more compiled graph (the smallest graph call of
-  this workload, an upper bound). Removing the break merges two regions into one.
-- gap: the measured time after the region the break ends, split into its eager tensor work
-  (aten ops) and the rest (Python: the break's own statement, output reconstruction, the call
-  into the resume function), which goes away with the break. For a skipped frame, the frame's
-  eager time, plus the overhead of the regions compiled separately inside it.
-- r: how fast compiled code runs this workload's work relative to eager, measured in this run
-  (fullgraph/eager medians, or the graphs' kernel time over the eager time of the same work).
-  Without the break, the eager tensor work in the gap would run compiled at about r times its
-  eager cost.
-All times come from the profile with the work/overhead correction of `attribute` (overhead
-totals taken from unprofiled timing).
-The uncertainty comes from the per-call spread of the gap and the region overheads. A break is
+- region overhead + guard lookup: the fixed runtime price of one more compiled region, its
+  non-graph time (wrappers, prologue, return path) and the cache lookup that enters it,
+  measured in the profile (median over this workload's regions). Removing the break merges two
+  regions into one. For a skipped frame, N is the number of regions compiled separately inside
+  it, less the one region the frame would become.
+- gap: the measured time after the region the break ends: the break's own statement, output
+  reconstruction and the call into the resume function (Python), plus eager tensor work (aten
+  ops). For a skipped frame, all of the frame's eager time. The eager tensor work is counted in
+  full: compiled, such ops fuse into neighbouring kernels and their per-op dispatch, which
+  dominates small ops, disappears. (An earlier model discounted it by the workload's
+  compiled/eager ratio; it underestimated skipped frames by about half on the scenarios, see
+  reports/benchmarks/.)
+All times come from `attribute`: work from the profile, overhead totals from unprofiled timing.
+The uncertainty combines the per-call spread of the gap and of the region overheads. A break is
 `ignore` when its cost is below `ignore_share` of the default-mode median or below the noise of
 that median; otherwise the category decides `rewrite` or `isolate`. When a what-if measured the
 saving of removing the break, the verdict uses the measured number.
@@ -48,19 +46,12 @@ class CostModel:
     region_overhead_us: float | None
     region_overhead_spread_us: float
     guard_lookup_us: float | None
-    graph_call_overhead_us: float | None
-    compiled_ratio: float | None  # r: compiled time / eager time for the same work
-    ratio_basis: str
     default_median_ms: float
     default_noise_ms: float  # standard error of the default-mode median
 
     @property
     def per_break_fixed_us(self) -> float:
-        return (
-            (self.region_overhead_us or 0.0)
-            + (self.guard_lookup_us or 0.0)
-            + (self.graph_call_overhead_us or 0.0)
-        )
+        return (self.region_overhead_us or 0.0) + (self.guard_lookup_us or 0.0)
 
 
 @dataclass(frozen=True)
@@ -80,12 +71,7 @@ def median_noise_ms(mode: ModeResult) -> float:
     return 1.2533 * (lat.iqr_ms / 1.349) / math.sqrt(lat.n)
 
 
-def build_cost_model(
-    att: AttributionResult,
-    default: ModeResult,
-    eager: ModeResult | None,
-    fullgraph: ModeResult | None = None,
-) -> CostModel:
+def build_cost_model(att: AttributionResult, default: ModeResult) -> CostModel:
     fixed = list(att.region_fixed_us.values())
     region_overhead = median(fixed) if fixed else None
     spread = iqr(fixed) / 2 if len(fixed) > 1 else 0.0
@@ -94,48 +80,14 @@ def build_cost_model(
         if att.guard_lookups_per_call > 0
         else None
     )
-    per_graph_call = [
-        att.graph_call_us_per_call[cid] / count
-        for cid, count in att.region_count_per_call.items()
-        if count > 0 and att.graph_call_us_per_call.get(cid, 0.0) > 0
-    ]
-    graph_call_overhead = min(per_graph_call) if per_graph_call else None
-    ratio, basis = _compiled_ratio(att, eager, fullgraph)
     assert default.latency is not None
     return CostModel(
         region_overhead,
         spread,
         lookup,
-        graph_call_overhead,
-        ratio,
-        basis,
         default.latency.median_ms,
         median_noise_ms(default),
     )
-
-
-def _compiled_ratio(
-    att: AttributionResult, eager: ModeResult | None, fullgraph: ModeResult | None
-) -> tuple[float | None, str]:
-    eager_ms = eager.latency.median_ms if eager and eager.latency else None
-    if fullgraph is not None and fullgraph.latency is not None and eager_ms:
-        r = fullgraph.latency.median_ms / eager_ms
-        return min(max(r, 0.0), 1.0), f"fullgraph/eager medians = {r:.2f}"
-    graph_us = sum(att.graph_call_us_per_call.values())
-    eager_in_default = (
-        sum(att.gap_us_per_call.values())
-        + sum(att.skipped_eager_us_per_call.values())
-        + att.eager_us_per_call
-    )
-    if eager_ms and graph_us > 0:
-        eager_equivalent = eager_ms * 1e3 - eager_in_default
-        if eager_equivalent > graph_us * 0.05:
-            r = graph_us / eager_equivalent
-            return min(max(r, 0.0), 1.0), (
-                f"graph kernel time {graph_us:.1f} µs / eager time of the same work "
-                f"{eager_equivalent:.1f} µs = {r:.2f}"
-            )
-    return None, "no compiled work to compare with eager: eager gaps counted in full"
 
 
 def _per_call_gap_us(att: AttributionResult, break_id: str) -> list[float]:
@@ -162,7 +114,6 @@ def _skipped_frame_regions(att: AttributionResult, brk: BreakRecord) -> float:
 
 def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> BreakRecord:
     gap_us = (brk.gap_ms or 0.0) * 1e3
-    r = model.compiled_ratio if model.compiled_ratio is not None else 0.0
     # A skipped frame has no region of its own: fixing it merges the regions compiled
     # separately inside it into one. Otherwise each occurrence adds one region + lookup.
     merged_regions = (
@@ -170,8 +121,7 @@ def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> Brea
     )
     fixed_us = merged_regions * model.per_break_fixed_us
     gap_work_us = min(att.gap_work_us_per_call.get(brk.id, 0.0), gap_us)
-    gap_overhead_us = gap_us - gap_work_us
-    cost_us = fixed_us + gap_overhead_us + gap_work_us * (1.0 - r)
+    cost_us = fixed_us + gap_us
     gaps = _per_call_gap_us(att, brk.id)
     gap_spread = iqr(gaps) / 2 if len(gaps) > 1 else 0.0
     unc_us = math.hypot(gap_spread, merged_regions * model.region_overhead_spread_us)
@@ -180,9 +130,8 @@ def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> Brea
     evidence = (
         f"{merged_regions:g} extra region(s) x {model.per_break_fixed_us:.1f} µs "
         f"(region overhead {_us(model.region_overhead_us)} + guard lookup "
-        f"{_us(model.guard_lookup_us)} + graph call {_us(model.graph_call_overhead_us)}) "
-        f"+ gap overhead {gap_overhead_us:.1f} µs + gap tensor work {gap_work_us:.1f} µs "
-        f"x (1 - r={r:.2f}; {model.ratio_basis})"
+        f"{_us(model.guard_lookup_us)}) + measured gap {gap_us:.1f} µs (of which eager "
+        f"tensor work {gap_work_us:.1f} µs)"
     )
     return dataclasses.replace(
         brk,
@@ -272,12 +221,10 @@ def _group_labels(breaks: tuple[BreakRecord, ...]) -> dict[str, str]:
 def advise(
     att: AttributionResult,
     default: ModeResult,
-    eager: ModeResult | None,
-    fullgraph: ModeResult | None = None,
     recompiles: tuple[RecompileRecord, ...] = (),
     ignore_share: float = 0.01,
 ) -> Advice:
-    model = build_cost_model(att, default, eager, fullgraph)
+    model = build_cost_model(att, default)
     warnings = []
     if model.region_overhead_us is None and att.breaks:
         warnings.append(

@@ -384,10 +384,17 @@ def attribute(
             corrected.append([(s, 0.0, s.duration_us * factor) for s in cs.segments])
             budgets.append(factor)
             continue
-        budgets.append(budget / total_raw)
+        # The profiler only ever inflates overhead: the unprofiled overhead is at most the
+        # profiled one. Time beyond that (a slower unprofiled median, i.e. noise between the
+        # two measurements) is not overhead; it is spread over the work instead, so that a
+        # small overhead is never scaled up by the noise of a large call.
+        factor = min(1.0, budget / total_raw)
+        leftover = budget - factor * total_raw
+        work_factor = 1.0 + leftover / sum(work) if sum(work) > 0 else 1.0
+        budgets.append(factor)
         corrected.append(
             [
-                (s, w, o * budget / total_raw)
+                (s, w * work_factor, o * factor)
                 for s, w, o in zip(cs.segments, work, raw_overhead, strict=True)
             ]
         )

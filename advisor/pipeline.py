@@ -70,14 +70,7 @@ def analyse(
         att = attribute(trace, capture, default.latency.median_ms)
         attribution_model = att.attribution
         warnings += list(att.warnings)
-        advice = advise(
-            att,
-            default,
-            modes.get("eager"),
-            modes.get("fullgraph"),
-            capture.recompiles,
-            settings.ignore_share,
-        )
+        advice = advise(att, default, capture.recompiles, settings.ignore_share)
         warnings += list(advice.warnings)
         recompiles = advice.recompiles
         what_ifs: dict[str, WhatIf] = {}

@@ -8,9 +8,12 @@ work, so the slope of per-call time against k is the fixed cost of a break on th
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,18 +23,25 @@ N_OPS = 24
 
 
 def make_function(k: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    """Source-generated straight-line function with k evenly spaced breaks."""
+    """Straight-line function with k evenly spaced breaks, written to a real file (so each break
+    has its own user file:line, as in real code) and imported."""
     positions = {round((i + 1) * N_OPS / (k + 1)) for i in range(k)}
-    lines = [f"def kbreaks_{k}(x):"]
+    lines = ["import torch", "", "", f"def kbreaks_{k}(x):"]
     ops = ("x = x.sin()", "x = x * 1.01", "x = x + 0.5", "x = x.cos()")
     for i in range(N_OPS):
         if i in positions:
             lines.append("    torch._dynamo.graph_break()")
         lines.append("    " + ops[i % len(ops)])
     lines.append("    return x")
-    namespace: dict[str, Any] = {"torch": torch}
-    exec(compile("\n".join(lines), f"<kbreaks_{k}>", "exec"), namespace)
-    return namespace[f"kbreaks_{k}"]
+    folder = Path(tempfile.gettempdir()) / "advisor_kbreaks"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"kbreaks_{k}.py"
+    path.write_text("\n".join(lines) + "\n")
+    spec = importlib.util.spec_from_file_location(f"advisor_kbreaks_{k}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, f"kbreaks_{k}")
 
 
 def min_of_rounds_us(calls: dict[int, Callable[[], Any]], n: int, rounds: int) -> dict[int, float]:

@@ -46,17 +46,13 @@ def inductor_print():  # type: ignore[no-untyped-def]
 def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: ignore[no-untyped-def]
     _, att = inductor_print
     default = mode("default", att.call_us / 1e3)
-    eager = mode("eager", att.call_us / 1e3 * 3)
-    model = build_cost_model(att, default, eager)
+    model = build_cost_model(att, default)
     assert model.region_overhead_us is not None and model.region_overhead_us > 0
     assert model.guard_lookup_us is not None and model.guard_lookup_us >= 0
     brk = att.breaks[0]
     assert brk.occurrences_per_call == 1
     costed = estimate(brk, att, model)
-    r = model.compiled_ratio or 0.0
-    gap_us = (brk.gap_ms or 0) * 1e3
-    work_us = att.gap_work_us_per_call.get(brk.id, 0.0)
-    expected_us = model.per_break_fixed_us + (gap_us - work_us) + work_us * (1 - r)
+    expected_us = model.per_break_fixed_us + (brk.gap_ms or 0) * 1e3
     assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
     assert costed.cost_share == pytest.approx(costed.cost_ms / default.latency.median_ms, rel=1e-4)
     assert "extra region" in costed.why
@@ -65,31 +61,31 @@ def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: igno
 def test_verdicts_follow_threshold_and_noise(inductor_print) -> None:  # type: ignore[no-untyped-def]
     _, att = inductor_print
     brk = att.breaks[0]
-    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0), None)).cost_ms
+    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0))).cost_ms
     assert cost_ms is not None and cost_ms > 0
     # A step 10x the break's cost: 10% share, no noise -> isolate (a print).
     small_step = mode("default", cost_ms * 10)
-    advice = advise(att, small_step, None, ignore_share=0.01)
+    advice = advise(att, small_step, ignore_share=0.01)
     assert advice.breaks[0].verdict == "isolate"
     assert advice.breaks[0].category == "print"
     assert "reorderable_logging_functions" in advice.breaks[0].recipe
     # A step 1000x the cost: 0.1% share -> ignore.
     big_step = mode("default", cost_ms * 1000)
-    assert advise(att, big_step, None, ignore_share=0.01).breaks[0].verdict == "ignore"
+    assert advise(att, big_step, ignore_share=0.01).breaks[0].verdict == "ignore"
     # Same step, but so noisy the cost is below the standard error of the median -> ignore.
     noisy = mode("default", cost_ms * 10, iqr_ms=cost_ms * 40, n=20)
     assert median_noise_ms(noisy) > cost_ms
-    assert advise(att, noisy, None, ignore_share=0.01).breaks[0].verdict == "ignore"
+    assert advise(att, noisy, ignore_share=0.01).breaks[0].verdict == "ignore"
     # The threshold is an option: the same report gives the same verdicts.
-    assert advise(att, big_step, None, ignore_share=0.0001).breaks[0].verdict == "isolate"
+    assert advise(att, big_step, ignore_share=0.0001).breaks[0].verdict == "isolate"
 
 
 def test_measured_what_if_overrides_estimate(inductor_print) -> None:  # type: ignore[no-untyped-def]
     _, att = inductor_print
     brk = att.breaks[0]
-    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0), None)).cost_ms or 0
+    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0))).cost_ms or 0
     step = mode("default", cost_ms * 1000)  # estimate alone says ignore
-    advice = advise(att, step, None)
+    advice = advise(att, step)
     assert advice.breaks[0].verdict == "ignore"
     assert advice.knobs and advice.knobs[0][1].setting == "reorderable_logging_functions"
     measured = WhatIf(
@@ -245,7 +241,7 @@ def test_unknown_code_falls_back_to_registry_hints() -> None:
 
     decided = decide(
         dataclasses.replace(brk, cost_ms=1.0),
-        CostModel(1.0, 0.0, 1.0, 0.5, 0.5, "test", 2.0, 0.0),
+        CostModel(1.0, 0.0, 1.0, 2.0, 0.0),
         0.01,
     )
     assert decided.verdict == "rewrite"

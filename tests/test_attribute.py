@@ -211,13 +211,16 @@ def test_synthetic_attribution_work_and_overhead() -> None:
     trace = ProfileTrace("cpu", (synthetic_call(),), overhead_us_per_event=1.0)
     result = attribute(trace, synthetic_capture())
     # Work, less 1 µs per aten event: graph k 10 - 1 (aten::sin), graph j 10, aten::is_nonzero
-    # 3 - 1 = 21 µs. The other 77 profiled µs are overhead; without unprofiled timing they
-    # share what is left of the call itself: 100 - 21 = 79 µs.
+    # 3 - 1 = 21 µs. The other 77 profiled µs are overhead. Without unprofiled timing the call
+    # keeps its 100 µs: overhead is never scaled up, so the 2 µs left go to the work (x 23/21).
     assert result.call_us == pytest.approx(100.0)
-    assert result.graph_call_us_per_call == {"0/0": pytest.approx(9.0), "1/0": pytest.approx(10.0)}
-    assert result.gap_work_us_per_call == {"B1": pytest.approx(2.0)}
-    # the gap (30-40 and 74-90): 2 µs of work + its 23 µs of overhead, rescaled
-    assert result.gap_us_per_call == {"B1": pytest.approx(2.0 + 23 * 79 / 77)}
+    assert result.graph_call_us_per_call == {
+        "0/0": pytest.approx(9.0 * 23 / 21),
+        "1/0": pytest.approx(10.0 * 23 / 21),
+    }
+    assert result.gap_work_us_per_call == {"B1": pytest.approx(2.0 * 23 / 21)}
+    # the gap (30-40 and 74-90): its work + its 23 µs of overhead
+    assert result.gap_us_per_call == {"B1": pytest.approx(2.0 * 23 / 21 + 23)}
     assert result.breaks[0].occurrences_per_call == 1.0
     assert result.attribution.coverage == 1.0
     scaled = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
