@@ -195,10 +195,13 @@ def _strip_verdict(why: str) -> str:
 
 
 def _measured_saving(what_if: WhatIf | None) -> float | None:
+    # The measurement stands for this break only if the knob removed it without putting a new
+    # break in its place (e.g. `.item()` captured, then a branch on the scalar breaks instead).
     if (
         what_if is None
         or what_if.status != "measured"
         or not what_if.removes_break
+        or what_if.new_breaks
         or what_if.matches_eager is False
         or what_if.saving_ms is None
     ):

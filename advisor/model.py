@@ -44,7 +44,7 @@ class Settings:
     warmup: int = 3
     repeats: int = 20
     budget_s: float = 30.0
-    min_block_s: float = 0.002
+    min_block_s: float = 0.02
     threads: int | None = None
     profile_calls: int = 20
     what_if: bool = True
@@ -121,6 +121,7 @@ class WhatIf:
     matches_eager: bool | None = None
     behaviour_warning: str | None = None
     note: str = ""
+    new_breaks: tuple[str, ...] = ()  # breaks in the variant that the original did not have
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,14 @@ def _run_what_ifs(
         progress(f"what-if: measuring {knob.name} ({len(targets)} break(s))...")
         results.update(
             measure_knob(
-                workload, knob, targets, reference, settings, device, capture_factory=CaptureSession
+                workload,
+                knob,
+                targets,
+                reference,
+                settings,
+                device,
+                capture_factory=CaptureSession,
+                baseline_breaks=breaks,
             )
         )
     return results

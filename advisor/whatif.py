@@ -83,6 +83,7 @@ def measure_knob(
     device: str,
     timer: harness.Timer | None = None,
     capture_factory: Callable[[], Any] | None = None,
+    baseline_breaks: tuple[BreakRecord, ...] = (),
 ) -> dict[str, WhatIf]:
     """Compile baseline and knob variant, check the variant, time both interleaved.
 
@@ -122,9 +123,16 @@ def measure_knob(
     removed: dict[str, bool | None] = {t.id: None for t in targets}
     still: dict[str, str] = {}
     variant_note = ""
+    new_breaks: tuple[str, ...] = ()
     if capture is not None:
         remaining = capture.result().breaks
         removed = {t.id: not any(_same_site(b, t) for b in remaining) for t in targets}
+        known = list(baseline_breaks) + list(targets)
+        new_breaks = tuple(
+            f"{b.gb_code or '?'} at {Path(b.file).name}:{b.line}"
+            for b in remaining
+            if not any(_same_site(b, k) for k in known)
+        )
         if remaining:
             listed = ", ".join(
                 f"{b.gb_code or '?'} at {Path(b.file).name}:{b.line}"
@@ -178,6 +186,7 @@ def measure_knob(
             saving_noise_ms=(ab.saving_high_ms - ab.saving_low_ms) / 2 * share,
             matches_eager=matches,
             behaviour_warning="; ".join(warnings) or None,
+            new_breaks=new_breaks,
             note=f"interleaved A/B over {ab.baseline.n} rounds; whole-step saving "
             f"{ab.saving_ms:.4f} ms, 95% CI [{ab.saving_low_ms:.4f}, "
             f"{ab.saving_high_ms:.4f}] ms{together}{still.get(t.id, '')}{variant_note}",

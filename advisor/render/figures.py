@@ -22,6 +22,16 @@ _SEGMENT_COLOURS = {
 }
 
 
+_LEGEND = {
+    "entry": "entry",
+    "guard_lookup": "guard lookup",
+    "compiled": "compiled region",
+    "gap": "eager gap (a break)",
+    "eager": "eager (skipped frame)",
+    "exit": "exit",
+}
+
+
 def _png(fig: plt.Figure) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
@@ -97,6 +107,6 @@ def timeline_figure(report: Report) -> bytes | None:
         frameon=False,
     )
     ax.set_yticks([])
-    ax.set_xlabel("µs from the start of the call (profiled; the median call)")
-    ax.set_title(f"One call, segment by segment ({call.total_us:.0f} µs profiled)")
+    ax.set_xlabel("µs from the start of the call (the median profiled call, attributed times)")
+    ax.set_title(f"One call, segment by segment ({call.total_us:.0f} µs)")
     return _png(fig)
