@@ -5,31 +5,28 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, first_line
 from advisor.model import Settings, report_to_json
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    return value
+def _int_at_least(minimum: int, wording: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {wording} (got {value})")
+        return value
+
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be zero or more (got {value})")
-    return value
+_positive_int = _int_at_least(1, "at least 1")
+_non_negative_int = _int_at_least(0, "zero or more")
 
 
 def _positive_float(text: str) -> float:
@@ -121,8 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         else:
             print(
-                f"advisor: internal error: {type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else ''}"
+                f"advisor: internal error: {type(exc).__name__}: {first_line(exc)}"
                 " (rerun with --debug for the traceback)",
                 file=sys.stderr,
             )

@@ -7,3 +7,9 @@ class AdvisorError(Exception):
     """A problem with the user's input or environment, reported as one line."""
 
     exit_code = 2
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line, for one-line reports."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import torch
 
 from advisor import torch_adapter
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, first_line
 from advisor.model import ModeError, ModeResult, Settings
 from advisor.quiet import filtered_native_stderr
 from advisor.stats import latency_stats
@@ -226,7 +226,7 @@ def _first_call_eager(workload: Workload, timer: Timer) -> ModeRun:
         output = workload()
     except Exception as exc:
         raise AdvisorError(
-            f"the workload fails in eager mode: {type(exc).__name__}: {_first_line(exc)}"
+            f"the workload fails in eager mode: {type(exc).__name__}: {first_line(exc)}"
         ) from exc
     timer.sync()
     first = timer.now() - start
@@ -392,8 +392,3 @@ def _replace(result: ModeResult, **changes: Any) -> ModeResult:
     import dataclasses
 
     return dataclasses.replace(result, **changes)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"

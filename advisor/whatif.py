@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor import harness, torch_adapter
+from advisor.errors import first_line
 from advisor.model import BreakRecord, LatencyStats, Settings, WhatIf
 from advisor.stats import latency_stats, median_difference_ci
 from advisor.taxonomy import Knob
@@ -44,16 +45,32 @@ def ab_timing(
     samples, number, warnings = harness.interleaved_samples(
         [("baseline", baseline), ("variant", variant)], settings, timer
     )
-    base_ms = [s * 1e3 for s in samples["baseline"]]
-    var_ms = [s * 1e3 for s in samples["variant"]]
-    saving, low, high = median_difference_ci(base_ms, var_ms)
+    return _ab_result(
+        samples["baseline"],
+        number["baseline"],
+        samples["variant"],
+        number["variant"],
+        tuple(warnings),
+    )
+
+
+def _ab_result(
+    baseline_s: list[float],
+    baseline_number: int,
+    variant_s: list[float],
+    variant_number: int,
+    warnings: tuple[str, ...],
+) -> ABResult:
+    saving, low, high = median_difference_ci(
+        [s * 1e3 for s in baseline_s], [s * 1e3 for s in variant_s]
+    )
     return ABResult(
-        latency_stats(samples["baseline"], number["baseline"]),
-        latency_stats(samples["variant"], number["variant"]),
+        latency_stats(baseline_s, baseline_number),
+        latency_stats(variant_s, variant_number),
         saving,
         low,
         high,
-        tuple(warnings),
+        warnings,
     )
 
 
@@ -103,10 +120,13 @@ def measure_knob(
     def var_call() -> Any:
         return var_fn(*workload.args, **workload.kwargs)
 
+    # When Dynamo skips a frame (a break in a loop) it marks the code object to be skipped for
+    # every later compile in the process, whatever the backend or config. So the variant is
+    # compiled first, and where the original skips frames, the two cannot be warm at once: the
+    # variant is timed before the baseline is compiled (sequential, not interleaved).
+    skips_frames = any(b.frame_skipped for b in (*baseline_breaks, *targets))
+    variant_samples: tuple[list[float], int] | None = None
     try:
-        for _ in range(1 + settings.warmup):
-            _stdout_of(base_call)
-        _, base_stdout = _stdout_of(base_call)
         capture = capture_factory() if capture_factory is not None else None
         with torch_adapter.dynamo_config_patch(knob.setting, knob_value(knob)):
             with capture if capture is not None else contextlib.nullcontext():
@@ -114,9 +134,18 @@ def measure_knob(
                     _stdout_of(var_call)
         compiled_before = len(var_backend.compile_ids)
         output, var_stdout = _stdout_of(var_call)
+        if skips_frames:
+            samples, number, _ = harness.interleaved_samples(
+                [("variant", var_call)], settings, timer
+            )
+            variant_samples = (samples["variant"], number["variant"])
+            torch_adapter.reset_dynamo()
+        for _ in range(1 + settings.warmup):
+            _stdout_of(base_call)
+        _, base_stdout = _stdout_of(base_call)
     except Exception as exc:  # a knob that breaks compilation is a finding for this what-if
         failed = WhatIf(
-            knob.name, "failed", note=f"variant failed: {type(exc).__name__}: {_first_line(exc)}"
+            knob.name, "failed", note=f"variant failed: {type(exc).__name__}: {first_line(exc)}"
         )
         return {t.id: failed for t in targets}
     matches, _ = harness.compare_outputs(reference_output, output)
@@ -124,6 +153,11 @@ def measure_knob(
     still: dict[str, str] = {}
     variant_note = ""
     new_breaks: tuple[str, ...] = ()
+    if capture is not None and not capture.result().frames:
+        capture = None  # nothing was compiled under the knob: no evidence either way
+        warnings_pre = ["the variant compiled no frame (Dynamo already skips this code)"]
+    else:
+        warnings_pre = []
     if capture is not None:
         remaining = capture.result().breaks
         removed = {t.id: not any(_same_site(b, t) for b in remaining) for t in targets}
@@ -150,7 +184,7 @@ def measure_knob(
                     "; the knob did not remove this break: the line still breaks "
                     f"with {', '.join(left)}"
                 )
-    warnings = []
+    warnings = list(warnings_pre)
     if base_stdout != var_stdout:
         warnings.append(
             f"stdout differs under the knob: {len(base_stdout)} characters per call before, "
@@ -159,7 +193,12 @@ def measure_knob(
         )
     elif knob.behaviour_note and knob.value_spec.startswith("logger:"):
         warnings.append(knob.behaviour_note)
-    ab = ab_timing(base_call, var_call, settings, timer)
+    if variant_samples is None:
+        ab = ab_timing(base_call, var_call, settings, timer)
+    else:
+        samples, number, _ = harness.interleaved_samples([("baseline", base_call)], settings, timer)
+        ab = _ab_result(samples["baseline"], number["baseline"], *variant_samples, ())
+        warnings.append("timed one after the other, not interleaved: the original skips frames")
     if len(var_backend.compile_ids) != compiled_before:
         warnings.append("the variant recompiled while being timed without the knob")
     gone = [t for t in targets if removed[t.id]]
@@ -187,7 +226,7 @@ def measure_knob(
             matches_eager=matches,
             behaviour_warning="; ".join(warnings) or None,
             new_breaks=new_breaks,
-            note=f"interleaved A/B over {ab.baseline.n} rounds; whole-step saving "
+            note=f"A/B over {ab.baseline.n} rounds each; whole-step saving "
             f"{ab.saving_ms:.4f} ms, 95% CI [{ab.saving_low_ms:.4f}, "
             f"{ab.saving_high_ms:.4f}] ms{together}{still.get(t.id, '')}{variant_note}",
         )
@@ -196,8 +235,3 @@ def measure_knob(
 
 def _same_site(a: BreakRecord, b: BreakRecord) -> bool:
     return a.line == b.line and a.file == b.file
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, first_line
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 _SCENARIO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -70,7 +70,7 @@ def load_target(target: str, device: str) -> Workload:
     except Exception as exc:  # the user's factory failed: report it, do not crash
         raise AdvisorError(
             f"factory {label}:{factory_name}('{device}') raised "
-            f"{type(exc).__name__}: {_first_line(exc)}"
+            f"{type(exc).__name__}: {first_line(exc)}"
         ) from exc
     base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
@@ -130,7 +130,7 @@ def _resolve_factory_module(target: str) -> tuple[ModuleType, str, str]:
         raise AdvisorError(f"syntax error in {exc.filename}:{exc.lineno}: {exc.msg}") from exc
     except Exception as exc:
         raise AdvisorError(
-            f"importing '{where}' raised {type(exc).__name__}: {_first_line(exc)}"
+            f"importing '{where}' raised {type(exc).__name__}: {first_line(exc)}"
         ) from exc
     return module, factory_name, where
 
@@ -159,7 +159,7 @@ def _load_file(path: Path) -> ModuleType:
     except Exception as exc:
         del sys.modules[module_name]
         raise AdvisorError(
-            f"loading {path} raised {type(exc).__name__}: {_first_line(exc)}"
+            f"loading {path} raised {type(exc).__name__}: {first_line(exc)}"
         ) from exc
     return module
 
@@ -176,8 +176,3 @@ def scenario_info(name: str) -> ScenarioInfo:
         line=getattr(module, "EXPECTED_LINE", None),
         summary=doc.split("\n\n", 1)[0].replace("\n", " "),
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"
