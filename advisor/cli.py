@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-what-if", action="store_true", help="skip measuring config-knob counterfactuals"
     )
+    run.add_argument(
+        "--ignore-share",
+        type=_positive_float,
+        default=Settings.ignore_share,
+        help="breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
+    )
     run.add_argument("--quiet", action="store_true", help="no summary on stdout")
 
     show = sub.add_parser("show", help="re-render a saved report")
@@ -151,6 +157,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         threads=args.threads,
         profile_calls=args.profile_calls,
         what_if=not args.no_what_if,
+        ignore_share=args.ignore_share,
     )
     if args.out is not None:
         report_io.check_writable(args.out)

@@ -6,7 +6,7 @@ and timed interleaved (the harness's method). It compares:
 - the estimated saving (sum of the estimated costs of the breaks the fix removes) with the
   measured saving of `fixed` and, where a knob applies, with the measured what-if;
 - each scenario's verdict with the expected one (`EXPECTED_VERDICT` at `EXPECTED_LINE`);
-- the per-break fixed overhead of the cost model with the slope of the unprofiled k-breaks
+- the per-break cost of the model (profile-based) with the slope of the unprofiled k-breaks
   micro-benchmark (benchmarks/kbreaks.py), both measured in this run.
 
 Run from the repository root (about 10 minutes on 2 CPU cores):
@@ -50,6 +50,10 @@ class ScenarioResult:
     default_iqr_ms: float | None
     estimated_saving_ms: float
     fixed_saving_ms: float
+    ab_workload_ms: float  # default-mode median of `workload` in the fixed-variant A/B
+    ab_workload_iqr_ms: float
+    ab_fixed_ms: float
+    ab_fixed_iqr_ms: float
     fixed_saving_ci_ms: tuple[float, float]
     fixed_noise_ms: float
     estimate_error: float | None  # (estimated - measured) / measured
@@ -161,6 +165,10 @@ def run_scenario(name: str, settings: Settings) -> tuple[ScenarioResult, Report]
         default_iqr_ms=default.latency.iqr_ms if default and default.latency else None,
         estimated_saving_ms=estimated,
         fixed_saving_ms=measured,
+        ab_workload_ms=ab.baseline.median_ms,
+        ab_workload_iqr_ms=ab.baseline.iqr_ms,
+        ab_fixed_ms=ab.variant.median_ms,
+        ab_fixed_iqr_ms=ab.variant.iqr_ms,
         fixed_saving_ci_ms=(ab.saving_low_ms, ab.saving_high_ms),
         fixed_noise_ms=noise,
         estimate_error=error,
@@ -291,6 +299,32 @@ def render(results: list[ScenarioResult], kb: dict[str, Any] | None, env: str) -
                 tablefmt="github",
             ),
         ]
+    ab_rows = [
+        [
+            r.scenario,
+            f"{ms(r.ab_workload_ms)} ({ms(r.ab_workload_iqr_ms)})",
+            f"{ms(r.ab_fixed_ms)} ({ms(r.ab_fixed_iqr_ms)})",
+            ms(r.fixed_saving_ms),
+            f"[{r.fixed_saving_ci_ms[0]:.4f}, {r.fixed_saving_ci_ms[1]:.4f}]",
+        ]
+        for r in results
+    ]
+    out += [
+        "",
+        "## Workload vs fixed variant (default torch.compile, interleaved A/B)",
+        "",
+        tabulate(
+            ab_rows,
+            headers=[
+                "scenario",
+                "workload median ms (IQR)",
+                "fixed median ms (IQR)",
+                "saving ms",
+                "95% CI",
+            ],
+            tablefmt="github",
+        ),
+    ]
     rank_rows = [
         [
             r.scenario,

@@ -9,15 +9,14 @@ work, so the slope of per-call time against k is the fixed cost of a break on th
 from __future__ import annotations
 
 import importlib.util
-import math
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
+
+from advisor.model import Settings
 
 N_OPS = 24
 
@@ -44,31 +43,26 @@ def make_function(k: int) -> Callable[[torch.Tensor], torch.Tensor]:
     return getattr(module, f"kbreaks_{k}")
 
 
-def min_of_rounds_us(calls: dict[int, Callable[[], Any]], n: int, rounds: int) -> dict[int, float]:
-    """Per-call time, min over interleaved rounds of n calls each (interference only adds)."""
-    best = {k: math.inf for k in calls}
-    for _ in range(rounds):
-        for k, call in calls.items():
-            start = time.perf_counter_ns()
-            for _ in range(n):
-                call()
-            best[k] = min(best[k], (time.perf_counter_ns() - start) / 1e3 / n)
-    return best
-
-
 def measure_slope(
-    ks: tuple[int, ...] = (0, 2, 4, 8), n: int = 500, rounds: int = 7
+    ks: tuple[int, ...] = (0, 2, 4, 8), settings: Settings | None = None
 ) -> tuple[float, dict[int, float]]:
-    """(µs per break, per-call µs for each k), Inductor, unprofiled."""
-    from advisor import torch_adapter
+    """(µs per break, median per-call µs for each k), Inductor, unprofiled.
 
+    Timed with the harness's own method (warm-up, blocks of at least min_block_s, the k values
+    interleaved round by round, median), so the slope uses the same statistic as the
+    default-mode medians the advisor's cost model is scaled to.
+    """
+    from advisor import harness, torch_adapter
+
+    settings = settings or Settings(warmup=3, repeats=15, min_block_s=0.02, budget_s=60.0)
     torch_adapter.reset_dynamo()
     x = torch.randn(16)
-    calls = {}
+    calls = []
     for k in ks:
         compiled = torch.compile(make_function(k), backend="inductor")
         compiled(x)
-        calls[k] = lambda c=compiled: c(x)
-    per_call = min_of_rounds_us(calls, n, rounds)
+        calls.append((str(k), lambda c=compiled: c(x)))
+    samples, _, _ = harness.interleaved_samples(calls, settings, harness.WallTimer())
+    per_call = {int(k): float(np.median(v)) * 1e6 for k, v in samples.items()}
     slope = float(np.polyfit(list(per_call), list(per_call.values()), 1)[0])
     return slope, per_call
