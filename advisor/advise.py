@@ -259,6 +259,14 @@ def finalize_with_what_ifs(
         if w is not None:
             w = dataclasses.replace(w, estimated_saving_ms=b.cost_ms)
             b = decide(dataclasses.replace(b, what_if=w), advice.model, ignore_share)
+            if w.status == "measured" and (w.removes_break is False or w.new_breaks):
+                # The recipe offers the knob; say that it was tried here and what happened.
+                b = dataclasses.replace(
+                    b,
+                    recipe=b.recipe + f"\nMeasured here: `{w.knob}` does not fix this break "
+                    "(the line still breaks, or another break takes its place; see the what-if); "
+                    "make the code change instead.",
+                )
         elif b.verdict != "ignore" and not any(bid == b.id for bid, _ in advice.knobs):
             b = dataclasses.replace(
                 b,

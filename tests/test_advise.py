@@ -106,7 +106,9 @@ def test_measured_what_if_overrides_estimate(inductor_print) -> None:  # type: i
     assert "measured what-if saving" in final[0].why
     # A what-if that did not remove the break is not used as evidence.
     useless = dataclasses.replace(measured, removes_break=False)
-    assert finalize_with_what_ifs(advice, {brk.id: useless}, 0.01)[0].verdict == "ignore"
+    kept = finalize_with_what_ifs(advice, {brk.id: useless}, 0.01)[0]
+    assert kept.verdict == "ignore"
+    assert "does not fix this break" in kept.recipe
     # Nor one whose variant broke somewhere new instead (the saving is the knob's, not the fix's).
     displaced = dataclasses.replace(measured, new_breaks=("GB0170 at model.py:12",))
     assert finalize_with_what_ifs(advice, {brk.id: displaced}, 0.01)[0].verdict == "ignore"
