@@ -17,6 +17,10 @@ Cost model (per call, for one break that runs N times per call):
   compiled/eager ratio; it underestimated skipped frames by about half on the scenarios, see
   reports/benchmarks/.)
 All times come from `attribute`: work from the profile, overhead totals from unprofiled timing.
+Not modelled: kernels that fuse across the former boundary once the break is gone (e.g. a
+residual add with the next LayerNorm). On the scenarios whose break splits such compute, the
+estimate fell 11-57% short of the fixed variant's measured saving (reports/benchmarks/accuracy),
+so there the estimate is a lower bound.
 The uncertainty combines the per-call spread of the gap and of the region overheads. A break is
 `ignore` when its cost is below `ignore_share` of the default-mode median or below the noise of
 that median; otherwise the category decides `rewrite` or `isolate`. When a what-if measured the
@@ -131,7 +135,8 @@ def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> Brea
         f"{merged_regions:g} extra region(s) x {model.per_break_fixed_us:.1f} µs "
         f"(region overhead {_us(model.region_overhead_us)} + guard lookup "
         f"{_us(model.guard_lookup_us)}) + measured gap {gap_us:.1f} µs (of which eager "
-        f"tensor work {gap_work_us:.1f} µs)"
+        f"tensor work {gap_work_us:.1f} µs); a lower bound where the break splits fusible "
+        "compute: kernel fusion across the split is not estimated"
     )
     return dataclasses.replace(
         brk,
