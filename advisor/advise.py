@@ -2,13 +2,15 @@
 
 Cost model (per call, for one break that runs N times per call):
 
-    cost = N x (region overhead + guard lookup)  +  gap
+    cost = R x (region overhead + guard lookup)  +  gap
 
 - region overhead + guard lookup: the fixed runtime price of one more compiled region, its
   non-graph time (wrappers, prologue, return path) and the cache lookup that enters it,
-  measured in the profile (median over this workload's regions). Removing the break merges two
-  regions into one. For a skipped frame, N is the number of regions compiled separately inside
-  it, less the one region the frame would become.
+  measured in the profile (median over this workload's regions). R is the number of regions per
+  call that exist only because of the break: with no break the call is one region, and the
+  other regions are shared out by the region instances that end in each break (a break inside
+  an inlined helper splits the caller and the helper's frame: more regions than occurrences).
+  For a skipped frame, R is the number of regions compiled separately inside it, less one.
 - gap: the measured time after the region the break ends: the break's own statement, output
   reconstruction and the call into the resume function (Python), plus eager tensor work (aten
   ops). For a skipped frame, all of the frame's eager time. The eager tensor work is counted in
@@ -107,22 +109,37 @@ def _per_call_gap_us(att: AttributionResult, break_id: str) -> list[float]:
     return values
 
 
-def _skipped_frame_regions(att: AttributionResult, brk: BreakRecord) -> float:
-    """Regions compiled separately inside a skipped frame (e.g. one per layer): merging them
-    back into one graph saves all but one region's overhead."""
-    if not brk.frame_skipped:
-        return 0.0
+def extra_regions(
+    att: AttributionResult, brk: BreakRecord, breaks: tuple[BreakRecord, ...] = ()
+) -> float:
+    """Regions per call that exist only because of this break: removing every break leaves one
+    region per call, so the other `total - 1` are shared out by the region instances that end
+    in each break. A break in an inlined helper splits the caller and the helper's own frame,
+    so it costs more regions than it has occurrences. For a skipped frame: the regions compiled
+    separately inside it (e.g. one per layer), all but one."""
     total = sum(att.region_count_per_call.values())
-    return max(0.0, total - 1.0)
+    if brk.frame_skipped:
+        return max(0.0, total - 1.0)
+    ends = {
+        b.id: sum(att.region_count_per_call.get(cid, 0.0) for cid in b.compile_ids)
+        for b in (breaks or (brk,))
+        if not b.frame_skipped
+    }
+    denominator = sum(ends.values())
+    if denominator <= 0 or total <= 1:
+        return brk.occurrences_per_call
+    share = (total - 1.0) * ends.get(brk.id, 0.0) / denominator
+    return max(brk.occurrences_per_call, share)
 
 
-def estimate(brk: BreakRecord, att: AttributionResult, model: CostModel) -> BreakRecord:
+def estimate(
+    brk: BreakRecord,
+    att: AttributionResult,
+    model: CostModel,
+    breaks: tuple[BreakRecord, ...] = (),
+) -> BreakRecord:
     gap_us = (brk.gap_ms or 0.0) * 1e3
-    # A skipped frame has no region of its own: fixing it merges the regions compiled
-    # separately inside it into one. Otherwise each occurrence adds one region + lookup.
-    merged_regions = (
-        _skipped_frame_regions(att, brk) if brk.frame_skipped else brk.occurrences_per_call
-    )
+    merged_regions = extra_regions(att, brk, breaks)
     fixed_us = merged_regions * model.per_break_fixed_us
     gap_work_us = min(att.gap_work_us_per_call.get(brk.id, 0.0), gap_us)
     cost_us = fixed_us + gap_us
@@ -240,7 +257,7 @@ def advise(
             "break costs count only the eager gaps"
         )
     groups = _group_labels(att.breaks)
-    estimated = [estimate(b, att, model) for b in att.breaks]
+    estimated = [estimate(b, att, model, att.breaks) for b in att.breaks]
     decided = [
         dataclasses.replace(decide(b, model, ignore_share), group=groups.get(b.id))
         for b in estimated

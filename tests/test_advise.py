@@ -276,3 +276,26 @@ def test_backend_switches_are_not_findings() -> None:
     findings = recompile_findings(records)
     assert [r.compile_id for r in findings] == ["0/2"]
     assert "mark_dynamic" in findings[0].recommendation
+
+
+def test_extra_regions_count_the_split_caller_and_helper() -> None:
+    from advisor.advise import extra_regions
+
+    # A helper that breaks, called three times: each call splits the caller (a resume region)
+    # and runs the helper as its own frame, so more regions go than there are occurrences.
+    capture, trace = load("helper_thrice")
+    att = attribute(trace, capture, None)
+    (brk,) = att.breaks
+    total = sum(att.region_count_per_call.values())
+    assert brk.occurrences_per_call == 3.0
+    assert extra_regions(att, brk, att.breaks) == pytest.approx(total - 1)
+    assert total - 1 > 3
+    # One plain break: one extra region.
+    capture, trace = load("inductor_print")
+    att = attribute(trace, capture, None)
+    assert extra_regions(att, att.breaks[0], att.breaks) == pytest.approx(1.0)
+    # Two breaks in a row share the extra regions by the regions ending in each.
+    capture, trace = load("double")
+    att = attribute(trace, capture, None)
+    shares = [extra_regions(att, b, att.breaks) for b in att.breaks]
+    assert sum(shares) == pytest.approx(sum(att.region_count_per_call.values()) - 1)
