@@ -51,12 +51,7 @@ class RegionInstance:
     compile_id: str
     start_us: float
     duration_us: float
-    graph_call_us: float | None  # None: no graph-call event in the region
-    ancestors: tuple[
-        str, ...
-    ] = ()  # compile ids of the enclosing region instances, outermost first
-    graph_call_events: int = 0
-    graph_call_struct_events: int = 0
+    ancestors: tuple[str, ...] = ()  # compile ids of the enclosing instances, outermost first
 
 
 @dataclass(frozen=True)
@@ -302,10 +297,7 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
             cid,
             start,
             region.duration_us,
-            sum(g.duration_us for g in graph_calls) if graph_calls else None,
             parent,
-            sum(g.n_events for g in graph_calls),
-            sum(s for g in graph_calls for _, s in _event_starts(g, stop_at_owners=False)),
         )
     )
     inner = [o for o in owners if not ta.is_graph_call_event(o.name)]

@@ -18,6 +18,7 @@ deterministically.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -389,6 +390,4 @@ def compare_outputs(expected: Any, actual: Any) -> tuple[bool, float | None]:
 
 
 def _replace(result: ModeResult, **changes: Any) -> ModeResult:
-    import dataclasses
-
     return dataclasses.replace(result, **changes)

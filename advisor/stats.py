@@ -43,10 +43,6 @@ def latency_stats(samples_s: Sequence[float], calls_per_sample: int) -> LatencyS
     )
 
 
-def relative_spread(stats: LatencyStats) -> float:
-    return stats.iqr_ms / stats.median_ms if stats.median_ms > 0 else 0.0
-
-
 def median_difference_ci(
     before: Sequence[float],
     after: Sequence[float],

@@ -153,13 +153,13 @@ def measure_knob(
     still: dict[str, str] = {}
     variant_note = ""
     new_breaks: tuple[str, ...] = ()
-    if capture is not None and not capture.result().frames:
-        capture = None  # nothing was compiled under the knob: no evidence either way
-        warnings_pre = ["the variant compiled no frame (Dynamo already skips this code)"]
-    else:
-        warnings_pre = []
-    if capture is not None:
-        remaining = capture.result().breaks
+    captured = capture.result() if capture is not None else None
+    warnings_pre = []
+    if captured is not None and not captured.frames:
+        captured = None  # nothing was compiled under the knob: no evidence either way
+        warnings_pre.append("the variant compiled no frame (Dynamo already skips this code)")
+    if captured is not None:
+        remaining = captured.breaks
         removed = {t.id: not any(_same_site(b, t) for b in remaining) for t in targets}
         known = list(baseline_breaks) + list(targets)
         new_breaks = tuple(
