@@ -52,6 +52,7 @@ class RegionInstance:
     start_us: float
     duration_us: float
     ancestors: tuple[str, ...] = ()  # compile ids of the enclosing instances, outermost first
+    calls_graph: bool = False  # a graph-call event inside (False: empty graph, or none seen)
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,14 @@ class AttributionResult:
     gap_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id (median)
     gap_work_us_per_call: dict[str, float] = field(default_factory=dict)  # aten work in gaps
     region_count_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
+    graph_region_count_per_call: dict[str, float] = field(
+        default_factory=dict
+    )  # of which call a graph
     graph_call_us_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
     region_fixed_us: dict[str, float] = field(default_factory=dict)  # per instance, non-graph
+    # The price of one more graph call: a trivial compiled graph's call, profiled beside the
+    # workload (None without a probe in the trace).
+    graph_call_fixed_us: float | None = None
     guard_lookup_us_per_call: float = 0.0
     guard_lookups_per_call: float = 0.0
     eager_us_per_call: float = 0.0  # eager outside regions not tied to a break
@@ -293,12 +300,7 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
             work=[(g_start, g_end)],
         )
     seg.regions.append(
-        RegionInstance(
-            cid,
-            start,
-            region.duration_us,
-            parent,
-        )
+        RegionInstance(cid, start, region.duration_us, parent, calls_graph=bool(graph_calls))
     )
     inner = [o for o in owners if not ta.is_graph_call_event(o.name)]
     _walk_owners(seg, inner, parent=(*parent, cid))
@@ -336,6 +338,27 @@ def _merge(segments: list[RawSegment]) -> list[RawSegment]:
 # --- the join ---------------------------------------------------------------------------------
 
 
+def probe_graph_call_us(probe_calls: tuple[TraceEvent, ...], overhead_us: float) -> float | None:
+    """Median time of the probe's graph call, corrected like the workload's graph calls (its
+    profiled time less the per-event cost of the aten events inside it)."""
+    values = []
+    for call in probe_calls:
+        graph_calls = [o for o in _owners_deep(call) if ta.is_graph_call_event(o.name)]
+        for g in graph_calls:
+            starts = _event_starts(g, stop_at_owners=False)
+            aten_events = sum(1 for _, structural in starts if not structural)
+            values.append(max(0.0, g.duration_us - aten_events * overhead_us))
+    return _median(values) if values else None
+
+
+def _owners_deep(event: TraceEvent) -> list[TraceEvent]:
+    out: list[TraceEvent] = []
+    for owner in _owners(event):
+        out.append(owner)
+        out.extend(_owners_deep(owner))
+    return out
+
+
 def _median(values: list[float]) -> float:
     return float(statistics.median(values)) if values else 0.0
 
@@ -347,11 +370,14 @@ def attribute(
     warnings = list(trace.warnings)
     per_call = [segment_call(call, capture) for call in trace.calls]
     overhead = trace.overhead_us_per_event or 0.0
-    unprofiled_us = (
-        unprofiled_median_ms * 1000.0
-        if unprofiled_median_ms is not None
-        else median_unprofiled_us(trace)
-    )
+    # The split between work and overhead is made against the unprofiled calls timed right
+    # before the profile (same machine phase); the result is then rescaled to the given median
+    # (the harness's, timed earlier), so drift between the two steps scales every segment alike
+    # instead of landing on the overhead.
+    local_us = median_unprofiled_us(trace)
+    given_us = unprofiled_median_ms * 1000.0 if unprofiled_median_ms is not None else None
+    unprofiled_us = local_us or given_us
+    rescale = given_us / local_us if given_us and local_us else 1.0
     # Work (graph calls, aten ops) is long-lived and lightly distorted: keep its profiled time,
     # less the aten-op calibration per event. Everything else is runtime overhead (wrappers,
     # guard lookups, Python between ops), which the profiler inflates most: its total comes from
@@ -390,6 +416,8 @@ def attribute(
                 for s, w, o in zip(cs.segments, work, raw_overhead, strict=True)
             ]
         )
+    if rescale != 1.0:
+        corrected = [[(s, w * rescale, o * rescale) for s, w, o in c] for c in corrected]
     if fallbacks:
         warnings.append(
             f"{fallbacks} of {len(per_call)} profiled calls had more corrected work than the "
@@ -401,7 +429,11 @@ def attribute(
         _median(profiled_totals) / unprofiled_us if unprofiled_us and profiled_totals else None
     )
     scale = _median(budgets) if budgets else 1.0
-    source = "given" if unprofiled_median_ms is not None else "timed in the profiling run"
+    probe_us = probe_graph_call_us(trace.probe_calls, overhead)
+    graph_call_fixed = probe_us * rescale if probe_us is not None else None
+    source = (
+        "timed right before the profile" if local_us else "given: no unprofiled calls in the trace"
+    )
     method = (
         "work (graph calls, aten ops) from the profile, corrected for "
         f"{overhead:.2f} µs per aten event ({trace.overhead_method or 'no calibration'}); "
@@ -411,6 +443,16 @@ def attribute(
         if unprofiled_us
         else f"profile only, work corrected for {overhead:.2f} µs per aten event"
     )
+    if rescale != 1.0:
+        method += (
+            f"; all segments then rescaled x{rescale:.2f} to the mode's median "
+            f"({given_us:.1f} µs against {local_us:.1f} µs at profile time: machine drift)"
+        )
+    if graph_call_fixed is not None:
+        method += (
+            f"; one more graph call costs {graph_call_fixed:.2f} µs (a trivial compiled graph "
+            f"profiled alongside, median of {len(trace.probe_calls)} calls)"
+        )
 
     timelines: list[CallTimeline] = []
     sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
@@ -504,16 +546,18 @@ def attribute(
         region_us_per_call=dict(region_us),
         gap_us_per_call=dict(gap_us),
         region_count_per_call=counts,
+        graph_region_count_per_call=_region_counts(per_call, n, graph_only=True),
         graph_call_us_per_call=dict(graph_call),
         gap_work_us_per_call=dict(gap_work),
         region_fixed_us=fixed,
+        graph_call_fixed_us=graph_call_fixed,
         guard_lookup_us_per_call=lookup,
         guard_lookups_per_call=lookups_per_call,
         eager_us_per_call=eager,
         skipped_eager_us_per_call=dict(skipped_us),
         entry_us_per_call=entry,
         exit_us_per_call=exit_,
-        call_us=unprofiled_us if unprofiled_us else _median(corrected_totals),
+        call_us=(given_us or unprofiled_us) if unprofiled_us else _median(corrected_totals),
         profiled_call_us=_median(profiled_totals),
         calibration_ratio=calibration_ratio,
         scale=scale,
@@ -521,12 +565,15 @@ def attribute(
     )
 
 
-def _region_counts(per_call: list[CallSegments], n: int) -> dict[str, float]:
+def _region_counts(
+    per_call: list[CallSegments], n: int, graph_only: bool = False
+) -> dict[str, float]:
     counts: dict[str, list[float]] = defaultdict(list)
     for cs in per_call:
         local: dict[str, float] = defaultdict(float)
         for r in cs.regions:
-            local[r.compile_id] += 1
+            if r.calls_graph or not graph_only:
+                local[r.compile_id] += 1
         for cid, c in local.items():
             counts[cid].append(c)
     return {cid: _median(v + [0.0] * (n - len(v))) for cid, v in counts.items()}

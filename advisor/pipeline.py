@@ -15,6 +15,7 @@ from advisor import environment, harness, torch_adapter
 from advisor.advise import advise, finalize_with_what_ifs, recompile_summary
 from advisor.attribute import attribute
 from advisor.capture import CaptureSession
+from advisor.errors import first_line
 from advisor.model import Attribution, BreakRecord, Report, Settings, WhatIf, WorkloadInfo
 from advisor.profile import profile_calls
 from advisor.quiet import filtered_native_stderr
@@ -65,8 +66,15 @@ def analyse(
     if default is not None and default.status == "ok" and "default" in measured.calls:
         assert default.latency is not None
         progress(f"profiling {settings.profile_calls} warm calls of the default mode...")
+        probe = None
+        try:
+            probe = harness.graph_call_probe(device)
+        except Exception as exc:  # the estimate then omits the graph-call term, and says so
+            warnings.append(f"graph-call probe failed to compile: {first_line(exc)}")
         with filtered_native_stderr():
-            trace = profile_calls(measured.calls["default"], settings.profile_calls, device)
+            trace = profile_calls(
+                measured.calls["default"], settings.profile_calls, device, probe=probe
+            )
         att = attribute(trace, capture, default.latency.median_ms)
         attribution_model = att.attribution
         warnings += list(att.warnings)

@@ -11,7 +11,9 @@ a tiny aten op (a fixed number of profiler events per iteration) is timed with a
 profiler, interleaved, min over rounds (interference only adds time), and the difference per
 event is `overhead_us_per_event`. It also records unprofiled per-call times of the workload, so
 `attribute` can scale corrected segments to the unprofiled total and report how well the
-corrected profile agrees with it.
+corrected profile agrees with it. Given a probe (a trivial compiled graph), it profiles the
+probe's calls in the same session, alternating with the workload's, so the price of one more
+graph call is measured under the same conditions.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from advisor import torch_adapter as ta
 from advisor.model import from_jsonable, to_jsonable
 
 RECORD_NAME = "advisor::call"
+PROBE_RECORD_NAME = "advisor::graph_call_probe"
 _CALIBRATION_OPS = 300
 _CALIBRATION_ROUNDS = 7
 _UNPROFILED_BUDGET_S = 0.25
@@ -52,6 +55,9 @@ class ProfileTrace:
     unprofiled_us: tuple[float, ...] = ()  # wall time of the same calls without the profiler
     overhead_us_per_event: float | None = None  # an aten op event
     overhead_method: str = ""
+    # Calls of a trivial compiled graph profiled in the same session: what one graph call costs
+    # when it does (almost) no work, i.e. the price of one more graph call (see attribute).
+    probe_calls: tuple[TraceEvent, ...] = ()
 
     record_name: str = RECORD_NAME
     torch_version: str = ""
@@ -70,7 +76,7 @@ def _is_structural(name: str) -> bool:
         name.startswith(ta.REGION_PREFIX)
         or name == ta.LOOKUP_EVENT
         or ta.is_graph_call_event(name)
-        or name == RECORD_NAME
+        or name in (RECORD_NAME, PROBE_RECORD_NAME)
     )
 
 
@@ -147,11 +153,19 @@ def calibrate_event_overhead(rounds: int = _CALIBRATION_ROUNDS) -> tuple[float, 
 
 
 def profile_calls(
-    call: Callable[[], Any], n_calls: int, device: str, warmup: int = 2
+    call: Callable[[], Any],
+    n_calls: int,
+    device: str,
+    warmup: int = 2,
+    probe: Callable[[], Any] | None = None,
 ) -> ProfileTrace:
     """Profile `n_calls` warm calls of `call` (already compiled and warmed up by the caller, or
     by the `warmup` calls here). Each call runs inside `record_function(RECORD_NAME)`; on CUDA
     the device is synchronised inside the record, so a call's record spans its device work.
+
+    `probe`, when given, is a warm call of a trivial compiled graph; it is profiled in the same
+    session, alternating with the workload's calls (so both see the same machine state), each
+    inside `record_function(PROBE_RECORD_NAME)`.
     """
     from torch.profiler import profile
 
@@ -169,6 +183,8 @@ def profile_calls(
     overhead, method = calibrate_event_overhead()
     activities = ta.profiler_activities(device)
     with_device = len(activities) > 1
+    if probe is not None:
+        probe()
     with profile(activities=activities) as prof:
         # The first profiled call is often an outlier (profiler warm-up): run it unrecorded.
         call()
@@ -177,13 +193,20 @@ def profile_calls(
             with torch.profiler.record_function(RECORD_NAME):
                 call()
                 ta.synchronize(device)
+            if probe is not None:
+                with torch.profiler.record_function(PROBE_RECORD_NAME):
+                    probe()
+                    ta.synchronize(device)
     events = prof.profiler.function_events if prof.profiler is not None else []
-    roots = [e for e in events if e.name == RECORD_NAME]
-    roots.sort(key=lambda e: ta.event_interval_us(e)[0])
+    roots = _roots(events, RECORD_NAME)
+    probe_roots = _roots(events, PROBE_RECORD_NAME)
     warnings: list[str] = []
     if len(roots) != n_calls:
         warnings.append(f"expected {n_calls} call records in the profile, found {len(roots)}")
     calls = tuple(convert_event(root, ta.event_interval_us(root)[0], with_device) for root in roots)
+    probe_calls = tuple(
+        convert_event(root, ta.event_interval_us(root)[0], with_device) for root in probe_roots
+    )
     if calls and unprofiled:
         # Cross-check only, reported: on a loaded machine this whole-call difference is noisy.
         profiled_med = statistics.median(c.duration_us for c in calls)
@@ -196,9 +219,16 @@ def profile_calls(
         unprofiled_us=tuple(round(u, 3) for u in unprofiled),
         overhead_us_per_event=round(overhead, 4),
         overhead_method=method,
+        probe_calls=probe_calls,
         torch_version=ta.torch_version(),
         warnings=tuple(warnings),
     )
+
+
+def _roots(events: Any, name: str) -> list[Any]:
+    roots = [e for e in events if e.name == name]
+    roots.sort(key=lambda e: ta.event_interval_us(e)[0])
+    return roots
 
 
 def median_unprofiled_us(trace: ProfileTrace) -> float | None:

@@ -49,6 +49,7 @@ def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: igno
     model = build_cost_model(att, default)
     assert model.region_overhead_us is not None and model.region_overhead_us > 0
     assert model.guard_lookup_us is not None and model.guard_lookup_us >= 0
+    assert model.graph_call_us is not None and model.graph_call_us > 0  # the recorded probe
     brk = att.breaks[0]
     assert brk.occurrences_per_call == 1
     costed = estimate(brk, att, model)
@@ -56,6 +57,27 @@ def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: igno
     assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
     assert costed.cost_share == pytest.approx(costed.cost_ms / default.latency.median_ms, rel=1e-4)
     assert "extra region" in costed.why
+
+
+def test_graph_call_price_comes_from_the_probe_capped_by_the_cheapest_graph_call(
+    inductor_print,
+) -> None:  # type: ignore[no-untyped-def]
+    _, att = inductor_print
+    default = mode("default", att.call_us / 1e3)
+    cheapest = min(
+        value / att.region_count_per_call[cid] for cid, value in att.graph_call_us_per_call.items()
+    )
+    assert cheapest > 0
+    without = build_cost_model(dataclasses.replace(att, graph_call_fixed_us=None), default)
+    assert without.graph_call_us is None
+    probed = build_cost_model(dataclasses.replace(att, graph_call_fixed_us=cheapest / 2), default)
+    assert probed.graph_call_us == pytest.approx(cheapest / 2)
+    assert probed.per_break_fixed_us == pytest.approx(without.per_break_fixed_us + cheapest / 2)
+    # A probe dearer than one of the workload's own graph calls is bounded by it.
+    capped = build_cost_model(dataclasses.replace(att, graph_call_fixed_us=cheapest * 10), default)
+    assert capped.graph_call_us == pytest.approx(cheapest)
+    costed = estimate(att.breaks[0], dataclasses.replace(att), probed)
+    assert "graph call" in (costed.why or "")
 
 
 def test_verdicts_follow_threshold_and_noise(inductor_print) -> None:  # type: ignore[no-untyped-def]
@@ -299,3 +321,30 @@ def test_extra_regions_count_the_split_caller_and_helper() -> None:
     att = attribute(trace, capture, None)
     shares = [extra_regions(att, b, att.breaks) for b in att.breaks]
     assert sum(shares) == pytest.approx(sum(att.region_count_per_call.values()) - 1)
+
+
+def test_extra_graph_calls_leave_out_regions_with_an_empty_graph() -> None:
+    from advisor.advise import extra_graph_calls, extra_regions
+
+    def graph_regions(att) -> float:  # type: ignore[no-untyped-def]
+        return sum(att.graph_region_count_per_call.values())
+
+    # Two breaks in a row: the region between them has no graph. Three regions, two graph
+    # calls: two extra regions to enter, one extra graph call.
+    capture, trace = load("double")
+    att = attribute(trace, capture, None)
+    assert graph_regions(att) == sum(att.region_count_per_call.values()) - 1
+    regions = [extra_regions(att, b, att.breaks) for b in att.breaks]
+    graphs = [extra_graph_calls(att, b, att.breaks) for b in att.breaks]
+    assert sum(graphs) == pytest.approx(graph_regions(att) - 1)
+    assert all(g <= r for g, r in zip(graphs, regions, strict=True))
+    # A break before any op: the first region is empty, so removing the break removes a region
+    # (and its guard lookup) but no graph call.
+    capture, trace = load("start")
+    att = attribute(trace, capture, None)
+    assert extra_regions(att, att.breaks[0], att.breaks) == pytest.approx(1.0)
+    assert extra_graph_calls(att, att.breaks[0], att.breaks) == pytest.approx(0.0)
+    model = build_cost_model(att, mode("default", 1.0))
+    costed = estimate(att.breaks[0], att, model, att.breaks)
+    expected_us = (model.guard_lookup_us or 0.0) + (att.breaks[0].gap_ms or 0.0) * 1e3
+    assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)

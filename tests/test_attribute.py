@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.attribute import attribute, segment_call
+from advisor.attribute import attribute, probe_graph_call_us, segment_call
 from advisor.capture import Capture, FrameRecord
 from advisor.model import BreakRecord
 from advisor.profile import ProfileTrace, TraceEvent
@@ -231,6 +231,61 @@ def test_synthetic_attribution_work_and_overhead() -> None:
     fallback = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.020)
     assert fallback.attribution.calls[0].total_us == pytest.approx(20.0)
     assert any("scaled alike" in w for w in fallback.warnings)
+
+
+def test_split_uses_profile_time_unprofiled_calls_then_rescales_to_the_given_median() -> None:
+    # Unprofiled calls timed right before the profile: 45.5 µs. The harness's median, timed
+    # earlier in a slower phase of the machine, is twice that. The work/overhead split is made
+    # against the 45.5 µs of the same phase, then every segment is doubled: drift never lands
+    # on the overhead alone.
+    trace = ProfileTrace(
+        "cpu", (synthetic_call(),), unprofiled_us=(45.5,), overhead_us_per_event=1.0
+    )
+    result = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.091)
+    assert result.attribution.calls[0].total_us == pytest.approx(91.0)
+    assert result.call_us == pytest.approx(91.0)
+    assert result.scale == pytest.approx((45.5 - 21) / 77)
+    assert result.gap_us_per_call == {"B1": pytest.approx(2 * (2.0 + 23 * 24.5 / 77))}
+    assert result.graph_call_us_per_call["1/0"] == pytest.approx(2 * 10.0)
+    assert "rescaled x2.00" in result.attribution.method
+    same_phase = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
+    assert "rescaled" not in same_phase.attribution.method
+    assert same_phase.gap_us_per_call["B1"] == pytest.approx(result.gap_us_per_call["B1"] / 2)
+
+
+def probe_call(graph_us: float) -> TraceEvent:
+    return ev(
+        "advisor::graph_call_probe",
+        0,
+        40,
+        ev("TorchDynamo Cache Lookup", 5, 3),
+        ev(
+            "Torch-Compiled Region: 9/0",
+            8,
+            25,
+            ev("## Call CompiledFxGraph p ##", 12, graph_us, ev("aten::empty_strided", 13, 1)),
+        ),
+    )
+
+
+def test_probe_graph_call_price_is_its_corrected_graph_call() -> None:
+    # Graph calls of 6 and 8 µs, each with one aten event at 1 µs: 5 and 7, median 6.
+    probes = (probe_call(6.0), probe_call(8.0))
+    assert probe_graph_call_us(probes, 1.0) == pytest.approx(6.0)
+    assert probe_graph_call_us((), 1.0) is None
+    trace = ProfileTrace(
+        "cpu",
+        (synthetic_call(),),
+        unprofiled_us=(45.5,),
+        overhead_us_per_event=1.0,
+        probe_calls=probes,
+    )
+    assert ProfileTrace.from_json(trace.to_json()) == trace
+    result = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.091)
+    assert result.graph_call_fixed_us == pytest.approx(12.0)  # rescaled with everything else
+    assert "one more graph call costs 12.00 µs" in result.attribution.method
+    no_probe = attribute(ProfileTrace("cpu", (synthetic_call(),)), synthetic_capture())
+    assert no_probe.graph_call_fixed_us is None
 
 
 def test_helper_called_thrice_in_straight_line_counts_three() -> None:

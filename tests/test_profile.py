@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from advisor import harness
 from advisor.attribute import attribute
 from advisor.capture import compile_and_capture
-from advisor.profile import RECORD_NAME, ProfileTrace, profile_calls
+from advisor.profile import PROBE_RECORD_NAME, RECORD_NAME, ProfileTrace, profile_calls
 from tests.cases.breaks import CASES
 
 
@@ -36,10 +37,15 @@ def inductor_print():
 @pytest.mark.inductor
 def test_inductor_graph_call_markers_and_gap(inductor_print) -> None:
     fn, args, capture = inductor_print
-    trace = profile_calls(lambda: fn(*args), 5, "cpu")
+    trace = profile_calls(lambda: fn(*args), 5, "cpu", probe=harness.graph_call_probe("cpu"))
     names = {g.name for c in trace.calls for r in c.children for g in r.children}
     assert any(n.startswith("## Call CompiledFxGraph") for n in names)
+    assert all(c.name == RECORD_NAME for c in trace.calls)
+    assert len(trace.probe_calls) == 5
+    assert all(c.name == PROBE_RECORD_NAME for c in trace.probe_calls)
     result = attribute(trace, capture)
+    assert result.graph_call_fixed_us is not None and result.graph_call_fixed_us > 0
+    assert set(result.region_count_per_call) == {"0/0", "1/0"}  # the probe's region is not in it
     assert result.attribution.coverage is not None and result.attribution.coverage >= 0.98
     assert set(result.graph_call_us_per_call) == {"0/0", "1/0"}
     (b,) = result.breaks
