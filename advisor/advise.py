@@ -2,7 +2,7 @@
 
 Cost model (per call, for one break that runs N times per call):
 
-    cost = R x guard lookup  +  R_graph x (region overhead + graph call)  +  gap
+    cost = R x guard lookup  +  R_graph x (region overhead + graph call)  +  gap - kept
 
 - region overhead + guard lookup: the fixed runtime price of one more compiled region, its
   non-graph time (wrappers, prologue, return path) and the cache lookup that enters it,
@@ -21,9 +21,12 @@ Cost model (per call, for one break that runs N times per call):
   wrappers or graph call, and its time is already in a break's gap.
 - gap: the measured time after the region the break ends: the break's own statement, output
   reconstruction and the call into the resume function (Python), plus eager tensor work (aten
-  ops). For a skipped frame, all of the frame's eager time. The eager tensor work is counted in
-  full: compiled, such ops fuse into neighbouring kernels and their per-op dispatch, which
-  dominates small ops, disappears. (An earlier model discounted it by the workload's
+  ops). For a skipped frame, all of the frame's eager time. Less the gap's estimated compiled
+  time: compute-bound ops (matmul, convolution, attention, recurrent layers, linear algebra:
+  `torch_adapter.keeps_time_compiled`) run as the same library kernels under Inductor and keep
+  their time; the other eager tensor work is counted as saved in full, because compiled, such
+  ops fuse into neighbouring kernels and their per-op dispatch, which dominates small ops,
+  disappears. (An earlier model discounted it by the workload's
   compiled/eager ratio; it underestimated skipped frames by about half on the scenarios, see
   reports/benchmarks/.)
 All times come from `attribute`: work from the profile, overhead totals from unprofiled timing,
@@ -49,7 +52,7 @@ from advisor.attribute import AttributionResult
 from advisor.model import BreakRecord, ModeResult, RecompileRecord, WhatIf
 from advisor.render.common import short_path
 from advisor.stats import iqr, median
-from advisor.taxonomy import Knob, category_for, knob_for, recipe_for
+from advisor.taxonomy import Knob, category_for, knob_for, recipe_for, skipped_frame_note
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,10 @@ def estimate(
     graph_regions = extra_graph_calls(att, brk, breaks)
     fixed_us = regions * (model.guard_lookup_us or 0.0) + graph_regions * model.graph_region_us
     gap_work_us = min(att.gap_work_us_per_call.get(brk.id, 0.0), gap_us)
-    cost_us = fixed_us + gap_us
+    # Compute-bound ops in the gap (matmul, conv, ...) would run as the same kernels compiled:
+    # their time is the gap's estimated compiled time, and is not saved.
+    kept_us = min(att.gap_kept_us_per_call.get(brk.id, 0.0), gap_work_us)
+    cost_us = fixed_us + gap_us - kept_us
     gaps = _per_call_gap_us(att, brk.id)
     gap_spread = iqr(gaps) / 2 if len(gaps) > 1 else 0.0
     unc_us = math.hypot(gap_spread, graph_regions * model.region_overhead_spread_us)
@@ -206,8 +212,14 @@ def estimate(
         f"{regions:g} extra region(s) x guard lookup {_us(model.guard_lookup_us)}, "
         f"{graph_regions:g} of them calling a graph x {model.graph_region_us:.1f} µs (region "
         f"overhead {_us(model.region_overhead_us)} + graph call {_us(model.graph_call_us)}) "
-        f"+ measured gap {gap_us:.1f} µs (of which eager tensor work {gap_work_us:.1f} µs); "
-        "kernel fusion across the split is not estimated"
+        f"+ measured gap {gap_us:.1f} µs (of which eager tensor work {gap_work_us:.1f} µs)"
+        + (
+            f" - {kept_us:.1f} µs of compute-bound ops (matmul, conv, attention...) that take "
+            "the same time compiled"
+            if kept_us > 0
+            else ""
+        )
+        + "; kernel fusion across the split is not estimated"
     )
     return dataclasses.replace(
         brk,
@@ -245,7 +257,7 @@ def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakReco
             f"({noise:.4f} ms)"
         )
         if brk.frame_skipped:
-            reason += "; the break sits in a loop and makes Dynamo run the whole frame eagerly"
+            reason += f"; {skipped_frame_note(brk)}, so the whole frame runs eagerly"
     recipe = recipe_for(brk, category, where)
     if verdict == "ignore":
         recipe = (

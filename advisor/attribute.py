@@ -42,6 +42,7 @@ class RawSegment:
     n_events: int = 0  # profiler events that start inside this segment
     n_struct: int = 0  # of which structural (record_function-style, not aten ops)
     work_us: float = 0.0  # time inside work events: graph calls and top-level aten ops
+    kept_us: float = 0.0  # of which compute-bound aten ops (matmul, conv...): same time compiled
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class AttributionResult:
     region_us_per_call: dict[str, float]  # compiled time per call, per compile id (median)
     gap_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id (median)
     gap_work_us_per_call: dict[str, float] = field(default_factory=dict)  # aten work in gaps
+    # of which compute-bound ops, which would run as the same kernels compiled
+    gap_kept_us_per_call: dict[str, float] = field(default_factory=dict)
     region_count_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
     graph_region_count_per_call: dict[str, float] = field(
         default_factory=dict
@@ -116,27 +119,40 @@ class _Segmenter:
         events: list[tuple[float, bool]],
         compile_id: str | None = None,
         break_id: str | None = None,
-        work: list[tuple[float, float]] | None = None,
+        work: list[WorkInterval] | None = None,
     ) -> None:
         if end - start <= 0:
             return
         inside = [structural for t, structural in events if start <= t < end]
-        work_us = sum(max(0.0, min(end, b) - max(start, a)) for a, b in work or ())
+        overlaps = [(max(0.0, min(end, b) - max(start, a)), kept) for a, b, kept in work or ()]
         self.segments.append(
             RawSegment(
-                kind, start, end - start, compile_id, break_id, len(inside), sum(inside), work_us
+                kind,
+                start,
+                end - start,
+                compile_id,
+                break_id,
+                len(inside),
+                sum(inside),
+                sum(o for o, _ in overlaps),
+                sum(o for o, kept in overlaps if kept),
             )
         )
 
 
-def _work_intervals(event: TraceEvent) -> list[tuple[float, float]]:
-    """Top-level aten ops under an event, outside its owners: the eager work it does."""
-    out: list[tuple[float, float]] = []
+WorkInterval = tuple[float, float, bool]  # (start, end, keeps its time when compiled)
+
+
+def _work_intervals(event: TraceEvent) -> list[WorkInterval]:
+    """Top-level aten ops under an event, outside its owners: the eager work it does, each
+    marked if it is compute-bound (it would run as the same kernel when compiled)."""
+    out: list[WorkInterval] = []
     for child in event.children:
         if _is_owner(child.name):
             continue
         if child.name.startswith("aten::"):
-            out.append((child.start_us, child.start_us + child.duration_us))
+            end = child.start_us + child.duration_us
+            out.append((child.start_us, end, ta.keeps_time_compiled(child.name)))
         else:
             out.extend(_work_intervals(child))
     return out
@@ -253,7 +269,7 @@ def _walk_owners(seg: _Segmenter, owners: list[TraceEvent], parent: tuple[str, .
                 start,
                 end,
                 _event_starts(owner, stop_at_owners=False),
-                work=[(start, end)],
+                work=[(start, end, False)],
             )
 
 
@@ -297,7 +313,7 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
             g_end,
             _event_starts(g, stop_at_owners=False),
             cid,
-            work=[(g_start, g_end)],
+            work=[(g_start, g_end, False)],
         )
     seg.regions.append(
         RegionInstance(cid, start, region.duration_us, parent, calls_graph=bool(graph_calls))
@@ -329,6 +345,7 @@ def _merge(segments: list[RawSegment]) -> list[RawSegment]:
                     p.n_events + s.n_events,
                     p.n_struct + s.n_struct,
                     p.work_us + s.work_us,
+                    p.kept_us + s.kept_us,
                 )
                 continue
         out.append(s)
@@ -418,7 +435,9 @@ def attribute(
         )
     if rescale != 1.0:
         corrected = [[(s, w * rescale, o * rescale) for s, w, o in c] for c in corrected]
-    if fallbacks:
+    # A call that is nearly all work (large kernels) leaves the overhead within noise of zero,
+    # and some calls fall back; that is harmless for a few calls, worth a warning for most.
+    if fallbacks * 2 > len(per_call):
         warnings.append(
             f"{fallbacks} of {len(per_call)} profiled calls had more corrected work than the "
             "unprofiled call time; their segments were scaled alike (shares less reliable)"
@@ -440,6 +459,12 @@ def attribute(
         "runtime overhead (wrappers, guard lookups, Python) totals the unprofiled median per "
         f"call ({source}) minus that work, shared out by profiled overhead time "
         f"(x{scale:.2f}); the profiled call was {calibration_ratio or 0:.2f}x the unprofiled one"
+        + (
+            f"; {fallbacks} of {len(per_call)} calls, with work above the unprofiled time, "
+            "scaled alike"
+            if fallbacks
+            else ""
+        )
         if unprofiled_us
         else f"profile only, work corrected for {overhead:.2f} µs per aten event"
     )
@@ -457,17 +482,23 @@ def attribute(
     timelines: list[CallTimeline] = []
     sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
     work_sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
+    kept_sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
     covered = measured = 0.0
     for index, (cs, corr) in enumerate(zip(per_call, corrected, strict=True)):
         covered += sum(s.duration_us for s in cs.segments)
         measured += cs.total_us
         acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
         work_acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
+        kept_acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
         segs: list[Segment] = []
         cursor = 0.0
         for raw, work_part, overhead_part in corr:
             value = work_part + overhead_part
             work_acc[(raw.kind, raw.compile_id, raw.break_id)] += work_part
+            if raw.work_us > 0:  # the compute-bound part of the work, corrected alike
+                kept_acc[(raw.kind, raw.compile_id, raw.break_id)] += (
+                    work_part * raw.kept_us / raw.work_us
+                )
             segs.append(
                 Segment(raw.kind, round(cursor, 3), round(value, 3), raw.compile_id, raw.break_id)
             )
@@ -476,11 +507,16 @@ def attribute(
         for key, value in acc.items():
             sums[key].append(value)
             work_sums[key].append(work_acc[key])
+            kept_sums[key].append(kept_acc[key])
         timelines.append(CallTimeline(index, round(cursor, 3), tuple(segs)))
     n = len(per_call)
 
     med = {k: _median(v + [0.0] * (n - len(v))) for k, v in sums.items()}
     med_work = {k: _median(v + [0.0] * (n - len(v))) for k, v in work_sums.items()}
+    gap_kept: dict[str, float] = defaultdict(float)
+    for (kind, _cid, bid), values in kept_sums.items():
+        if kind in ("gap", "eager") and bid:
+            gap_kept[bid] += _median(values + [0.0] * (n - len(values)))
     graph_call: dict[str, float] = defaultdict(float)
     gap_work: dict[str, float] = defaultdict(float)
     for (kind, cid, bid), value in med_work.items():
@@ -549,6 +585,7 @@ def attribute(
         graph_region_count_per_call=_region_counts(per_call, n, graph_only=True),
         graph_call_us_per_call=dict(graph_call),
         gap_work_us_per_call=dict(gap_work),
+        gap_kept_us_per_call=dict(gap_kept),
         region_fixed_us=fixed,
         graph_call_fixed_us=graph_call_fixed,
         guard_lookup_us_per_call=lookup,

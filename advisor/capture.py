@@ -16,8 +16,10 @@ Grouping rules (where `explain` is wrong):
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from advisor import torch_adapter as ta
@@ -168,7 +170,7 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
                 continue
             root = parsed.parts[0]
             skip = next((p.gb_code for p in parsed.parts[1:] if p.gb_code), None)
-            inner = _innermost_user_frame(parsed)
+            inner = _innermost_user_frame(parsed, co_name, co_file)
             key = (root.gb_code, inner.file, inner.line)
             group = groups.get(key)
             if group is None:
@@ -315,10 +317,27 @@ def _resume_outer(group: _BreakGroup, frames: Mapping[str, FrameRecord]) -> ta.U
     return None
 
 
-def _innermost_user_frame(parsed: ta.ParsedBreak) -> ta.UserFrame:
-    """The innermost frame in user code (not torch or the standard library)."""
-    for frame in reversed(parsed.frames):
-        if not ta.is_library_file(frame.file):
+_ADVISOR_DIR = str(Path(__file__).resolve().parent) + os.sep
+
+
+def _is_user_file(filename: str) -> bool:
+    """Not torch, not the standard library, and not this tool (its harness calls the workload,
+    so its frames sit in every traceback)."""
+    return not ta.is_library_file(filename) and not filename.startswith(_ADVISOR_DIR)
+
+
+def _innermost_user_frame(
+    parsed: ta.ParsedBreak, co_name: str = "", co_file: str = ""
+) -> ta.UserFrame:
+    """The innermost frame in user code at or inside the compiled frame (the frames above it
+    are its callers: the harness, a script); with none (a torch module compiled as it is, say),
+    the innermost frame of all, where Dynamo stopped."""
+    outer = _outer_frame(parsed, co_name, co_file) if co_name else None
+    frames = parsed.frames
+    if outer is not None:
+        frames = frames[frames.index(outer) :]
+    for frame in reversed(frames):
+        if _is_user_file(frame.file):
             return frame
     if parsed.frames:
         return parsed.frames[-1]

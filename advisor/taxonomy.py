@@ -143,6 +143,15 @@ _CATEGORIES: dict[str, Category] = {
     )
 }
 
+LOOP_SKIP_CODE = "GB7000"  # "graph break in loop": chained after the break that caused it
+
+SKIPPED_RECIPE = (
+    "Dynamo could not compile any part of the frame `{function}`, so it runs entirely in eager "
+    "(plus Dynamo's cost of entering it). Fix the break so the frame compiles, or keep the "
+    "untraceable part out of compiled code (`torch.compiler.disable` on it, or compile the code "
+    "around it instead of this frame)."
+)
+
 LOOP_RECIPE = (
     "The break sits inside a loop, so Dynamo skipped the whole frame `{function}` and it runs "
     "entirely in eager. Fix the break itself or move it out of the loop body (e.g. hoist the "
@@ -232,10 +241,26 @@ def _is_third_party(path: str) -> bool:
     return any(part in path for part in ("site-packages", "dist-packages", "/lib/python3"))
 
 
+def skipped_in_loop(brk: BreakRecord) -> bool:
+    return brk.frame_skipped and brk.skip_code == LOOP_SKIP_CODE
+
+
+def skipped_frame_note(brk: BreakRecord) -> str | None:
+    """Why the whole frame runs in eager, in words, for a break whose frame Dynamo skipped."""
+    if not brk.frame_skipped:
+        return None
+    if skipped_in_loop(brk):
+        return f"the break sits inside a loop, so Dynamo skipped the whole frame ({brk.skip_code})"
+    if brk.skip_code:
+        return f"Dynamo skipped the whole frame ({brk.skip_code})"
+    return "Dynamo could not compile any part of the frame"
+
+
 def recipe_for(brk: BreakRecord, category: Category, where: str) -> str:
     text = category.recipe.format(where=where, code=brk.code or "?", function=brk.function or "?")
     if brk.frame_skipped:
-        text = LOOP_RECIPE.format(function=brk.function or "?") + "\n" + text
+        lead = LOOP_RECIPE if skipped_in_loop(brk) else SKIPPED_RECIPE
+        text = lead.format(function=brk.function or "?") + "\n" + text
     if category.key == "other" and brk.hints:
         text += "\nRegistry hints: " + " ".join(brk.hints)
     return text

@@ -374,6 +374,35 @@ ADVISOR_GRAPH_MARKER = "## advisor graph call "
 GRAPH_CALL_PREFIXES = ("## Call CompiledFxGraph", "CompiledFunction", ADVISOR_GRAPH_MARKER)
 
 
+# aten ops that Inductor does not fuse but calls as the same library kernel (extern kernels:
+# BLAS, convolution, attention, recurrent layers, linear algebra): compiled, they take about the
+# time they take in eager, so moving them into a graph saves their dispatch, not their time.
+# Everything else (pointwise, reductions, views) is generated code that fuses with its
+# neighbours. Names are the profiler's `aten::<op>` events, top-level ops only.
+_COMPUTE_BOUND_OPS = frozenset(
+    {
+        "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "mv", "addmv", "dot",
+        "vdot", "einsum", "tensordot", "_addmm_activation", "_int_mm", "convolution",
+        "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "scaled_dot_product_attention", "lstm", "gru", "rnn_tanh",
+        "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "embedding_bag",
+        "_embedding_bag", "cholesky", "cholesky_solve", "triangular_solve", "lu_solve",
+    }
+)  # fmt: skip
+_COMPUTE_BOUND_PREFIXES = (
+    "_scaled_dot_product", "_flash_attention", "_efficient_attention", "cudnn_", "miopen_",
+    "mkldnn_", "_cudnn_", "_mkldnn_", "linalg_", "_linalg_", "fft_", "_fft_", "_weight_int",
+)  # fmt: skip
+
+
+def keeps_time_compiled(event_name: str) -> bool:
+    """Whether an aten op event runs as the same (non-fused) kernel under Inductor."""
+    if not event_name.startswith("aten::"):
+        return False
+    op = event_name[len("aten::") :].split(".", 1)[0]
+    return op in _COMPUTE_BOUND_OPS or op.startswith(_COMPUTE_BOUND_PREFIXES)
+
+
 def region_compile_id(event_name: str) -> str | None:
     if event_name.startswith(REGION_PREFIX):
         return event_name[len(REGION_PREFIX) :].strip()

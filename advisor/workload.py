@@ -1,5 +1,7 @@
 """Workloads: what to measure. A factory takes a device name and returns a `Workload`
-(or a plain `(callable, args)` tuple); targets name a factory.
+(or a plain `(callable, args)` tuple); targets name a factory. A factory that takes no
+argument is called without one, and what it returns (an `nn.Module`, tensors in args and
+kwargs) is moved to the device.
 
 Target forms:
 - `NAME`                      a built-in scenario: `scenarios/NAME.py:workload`
@@ -12,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -63,18 +66,60 @@ def load_target(target: str, device: str) -> Workload:
         raise AdvisorError(f"{label} has no factory named '{factory_name}'")
     if not callable(factory):
         raise AdvisorError(f"{label}:{factory_name} is not callable")
+    takes_device = _accepts_one_argument(factory)
     try:
-        produced = factory(device)
+        produced = factory(device) if takes_device else factory()
     except AdvisorError:
         raise
     except Exception as exc:  # the user's factory failed: report it, do not crash
         raise AdvisorError(
-            f"factory {label}:{factory_name}('{device}') raised "
+            f"factory {label}:{factory_name}({repr(device) if takes_device else ''}) raised "
             f"{type(exc).__name__}: {first_line(exc)}"
         ) from exc
     base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
-    return coerce_workload(produced, default_name, f"{label}:{factory_name}")
+    workload = coerce_workload(produced, default_name, f"{label}:{factory_name}")
+    return workload if takes_device else _moved_to(workload, device)
+
+
+def _accepts_one_argument(factory: Callable[..., Any]) -> bool:
+    """Whether the factory can be called with the device name as its one argument."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: assume the documented form
+        return True
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return bool(positional)
+
+
+def _moved_to(workload: Workload, device: str) -> Workload:
+    """A device-agnostic factory's workload, moved to `device` (a no-op where it already is)."""
+    import torch
+
+    def move(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.to(device)
+        if isinstance(value, tuple):
+            return tuple(move(v) for v in value)
+        if isinstance(value, list):
+            return [move(v) for v in value]
+        if isinstance(value, dict):
+            return {k: move(v) for k, v in value.items()}
+        return value
+
+    fn = workload.fn
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.to(device)
+    return dataclasses.replace(
+        workload,
+        fn=fn,
+        args=tuple(move(a) for a in workload.args),
+        kwargs={k: move(v) for k, v in workload.kwargs.items()},
+    )
 
 
 def coerce_workload(produced: Any, default_name: str, label: str) -> Workload:

@@ -348,3 +348,39 @@ def test_extra_graph_calls_leave_out_regions_with_an_empty_graph() -> None:
     costed = estimate(att.breaks[0], att, model, att.breaks)
     expected_us = (model.guard_lookup_us or 0.0) + (att.breaks[0].gap_ms or 0.0) * 1e3
     assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
+
+
+def test_compute_bound_gap_work_is_not_counted_as_saved(inductor_print) -> None:  # type: ignore[no-untyped-def]
+    _, att = inductor_print
+    brk = att.breaks[0]
+    gap_us = (brk.gap_ms or 0.0) * 1e3
+    model = build_cost_model(att, mode("default", att.call_us / 1e3))
+    base = estimate(brk, att, model)
+    heavy = dataclasses.replace(
+        att,
+        gap_work_us_per_call={brk.id: gap_us / 2},
+        gap_kept_us_per_call={brk.id: gap_us / 4},
+    )
+    costed = estimate(brk, heavy, model)
+    assert costed.cost_ms == pytest.approx((base.cost_ms or 0) - gap_us / 4 / 1e3, rel=1e-3)
+    assert "compute-bound" in (costed.why or "")
+    # never more than the gap's measured tensor work
+    capped = dataclasses.replace(heavy, gap_kept_us_per_call={brk.id: gap_us * 10})
+    assert estimate(brk, capped, model).cost_ms == pytest.approx(
+        (base.cost_ms or 0) - gap_us / 2 / 1e3, rel=1e-3
+    )
+
+
+def test_skipped_frame_wording_follows_the_cause() -> None:
+    from advisor.taxonomy import recipe_for, skipped_frame_note
+
+    plain = BreakRecord(
+        id="B1", gb_code="GB0014", gb_type="t", file="f.py", line=1, function="inner"
+    )
+    assert skipped_frame_note(plain) is None
+    loop = dataclasses.replace(plain, frame_skipped=True, skip_code="GB7000")
+    whole = dataclasses.replace(plain, frame_skipped=True)
+    assert "inside a loop" in (skipped_frame_note(loop) or "")
+    assert "could not compile any part" in (skipped_frame_note(whole) or "")
+    assert "loop" not in recipe_for(whole, category_for(whole), "f.py:1").split("\n")[0]
+    assert "inside a loop" in recipe_for(loop, category_for(loop), "f.py:1")

@@ -253,6 +253,46 @@ def test_split_uses_profile_time_unprofiled_calls_then_rescales_to_the_given_med
     assert same_phase.gap_us_per_call["B1"] == pytest.approx(result.gap_us_per_call["B1"] / 2)
 
 
+def test_compute_bound_work_in_a_gap_is_kept_apart() -> None:
+    # The gap after region 0/0 runs an eager matmul (4 µs) and an add (2 µs): both are eager
+    # tensor work, and the matmul is the part that would take the same time compiled.
+    call = ev(
+        "advisor::call",
+        0,
+        100,
+        ev("TorchDynamo Cache Lookup", 10, 5),
+        ev(
+            "Torch-Compiled Region: 0/0",
+            15,
+            75,
+            ev("## Call CompiledFxGraph k ##", 20, 10),
+            ev("aten::mm", 31, 4),
+            ev("aten::add", 36, 2),
+            ev("TorchDynamo Cache Lookup", 40, 4),
+            ev("Torch-Compiled Region: 1/0", 44, 30, ev("## Call CompiledFxGraph j ##", 50, 10)),
+        ),
+    )
+    cs = segment_call(call, synthetic_capture())
+    gap = next(s for s in cs.segments if s.kind == "gap")
+    assert (gap.work_us, gap.kept_us) == (6.0, 4.0)
+    result = attribute(ProfileTrace("cpu", (call,), overhead_us_per_event=1.0), synthetic_capture())
+    # corrected alike: (6 - 2 events x 1 µs) of work, two thirds of it the matmul's
+    work = result.gap_work_us_per_call["B1"]
+    assert result.gap_kept_us_per_call["B1"] == pytest.approx(work * 4 / 6)
+
+
+def test_compute_bound_ops_are_the_library_kernels() -> None:
+    from advisor.torch_adapter import keeps_time_compiled
+
+    for name in ("aten::mm", "aten::addmm", "aten::linear", "aten::conv2d", "aten::lstm",
+                 "aten::_scaled_dot_product_flash_attention", "aten::linalg_solve",
+                 "aten::mkldnn_convolution", "aten::bmm.out"):  # fmt: skip
+        assert keeps_time_compiled(name), name
+    for name in ("aten::add", "aten::relu", "aten::sum", "aten::view", "aten::nonzero",
+                 "## Call CompiledFxGraph k ##", "aten::mmx"):  # fmt: skip
+        assert not keeps_time_compiled(name), name
+
+
 def probe_call(graph_us: float) -> TraceEvent:
     return ev(
         "advisor::graph_call_probe",

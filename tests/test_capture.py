@@ -111,3 +111,25 @@ def test_parse_break_artifact_chain() -> None:
         (7, "inner", "print(1)"),
     ]
     assert Path(parsed.file).name == "y.py" and parsed.line == 7
+
+
+def test_break_location_is_user_code_inside_the_compiled_frame() -> None:
+    from advisor import capture
+
+    torch_dir = str(Path(torch.__file__).parent)
+    advisor_dir = str(Path(capture.__file__).parent)
+    script = ta.UserFrame("/home/u/train.py", 40, "<module>", "out = model(x)")
+    harness = ta.UserFrame(f"{advisor_dir}/harness.py", 253, "call", "return compiled(*args)")
+    module = ta.UserFrame(f"{torch_dir}/nn/modules/module.py", 1789, "_call_impl", "")
+    forward = ta.UserFrame("/home/u/model.py", 12, "forward", "if x.sum() > 0:")
+    functional = ta.UserFrame(f"{torch_dir}/nn/functional.py", 99, "relu", "")
+    parts = (ta.BreakPart("GB0170", "Data-dependent branching", "", ()),)
+    parsed = ta.ParsedBreak(
+        functional.file, 99, parts, (script, harness, module, forward, functional)
+    )
+    assert capture._innermost_user_frame(parsed, "forward", forward.file) == forward
+    # The harness (this tool) is never the user's code, nor is a caller above the compiled
+    # frame: with no user frame inside it, the break is where Dynamo stopped.
+    inner = ta.UserFrame(f"{torch_dir}/_dynamo/external_utils.py", 69, "inner", "")
+    parsed = ta.ParsedBreak(inner.file, 69, parts, (script, harness, module, inner))
+    assert capture._innermost_user_frame(parsed, "inner", inner.file) == inner

@@ -27,6 +27,17 @@ def test_single_argument_is_wrapped() -> None:
     assert len(wl.args) == 1 and isinstance(wl.args[0], torch.Tensor)
 
 
+def test_factory_without_device_argument_is_moved_to_the_device() -> None:
+    # "meta" stands in for a second device on a CPU-only machine.
+    wl = load_target(f"{TARGETS}:device_agnostic", "meta")
+    assert wl.name == "agnostic"
+    assert isinstance(wl.fn, torch.nn.Linear) and wl.fn.weight.device.type == "meta"
+    assert wl.args[0].device.type == "meta"
+    assert wl.kwargs["extra"][0].device.type == "meta" and wl.kwargs["extra"][1] == 2.0
+    # A factory that takes the device is trusted to place things itself.
+    assert load_target(f"{TARGETS}:factory", "cpu").args[0].device.type == "cpu"
+
+
 def test_module_target() -> None:
     wl = load_target("tests.targets.good:factory", "cpu")
     assert wl.fn is torch.nn.functional.relu
@@ -50,6 +61,7 @@ def test_scenario_name_target() -> None:
         (f"{TARGETS}:nope", r"has no factory named 'nope'"),
         (f"{TARGETS}:NOT_A_FACTORY", r"is not callable"),
         (f"{TARGETS}:raises", r"raised RuntimeError: no weights here$"),
+        (f"{TARGETS}:device_agnostic_raises", r"device_agnostic_raises\(\) raised ValueError"),
         (f"{TARGETS}:non_callable", r"non-callable \(int\)"),
         (f"{TARGETS}:bare_callable", r"bare callable"),
         (f"{TARGETS}:wrong_shape", r"returned tuple; expected a Workload"),

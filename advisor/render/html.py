@@ -18,6 +18,7 @@ from advisor.render.common import (
     mode_rows,
     segment_summary,
 )
+from advisor.taxonomy import skipped_frame_note
 
 _CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
@@ -82,7 +83,7 @@ def render_html(report: Report) -> str:
             items = [
                 f"<li>source: <code>{_e(b.code)}</code> in {_e(b.function)}</li>" if b.code else "",
                 f"<li>explanation: {_e(b.explanation)}</li>" if b.explanation else "",
-                f"<li>inside a loop: Dynamo skipped the whole frame ({_e(b.skip_code)})</li>"
+                f"<li>{_e(skipped_frame_note(b))}, so it runs in eager</li>"
                 if b.frame_skipped
                 else "",
                 f"<li>occurrences per call: {b.occurrences_per_call:g}; measured gap "

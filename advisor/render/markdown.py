@@ -16,6 +16,7 @@ from advisor.render.common import (
     segment_summary,
     short_path,
 )
+from advisor.taxonomy import skipped_frame_note
 
 
 def _table(rows: list[list[object]], headers: list[str]) -> str:
@@ -115,10 +116,7 @@ def _break_details(b: BreakRecord) -> list[str]:
     if b.explanation:
         out.append(f"- explanation: {_escape(b.explanation)}")
     if b.frame_skipped:
-        out.append(
-            f"- the break sits inside a loop: Dynamo skipped the whole frame ({b.skip_code}), "
-            "so it runs in eager"
-        )
+        out.append(f"- {skipped_frame_note(b)}, so it runs in eager")
     if b.compile_ids:
         out.append(f"- splits graphs: {', '.join(b.compile_ids)}")
     out.append(

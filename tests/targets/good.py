@@ -38,3 +38,13 @@ def eager_fails(device: str):
 
 
 NOT_A_FACTORY = 3
+
+
+def device_agnostic():
+    """A factory with no device argument: the loader moves what it returns."""
+    model = torch.nn.Linear(4, 2)
+    return Workload(model, (torch.ones(3, 4),), {"extra": [torch.zeros(1), 2.0]}, "agnostic")
+
+
+def device_agnostic_raises():
+    raise ValueError("no data")
