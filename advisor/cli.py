@@ -165,7 +165,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(f"advisor: {message}", file=sys.stderr, flush=True)
 
-    report = pipeline.run(pipeline.RunOptions(args.target, args.device, settings), progress)
+    from advisor.quiet import muted_dynamo_warnings
+
+    with muted_dynamo_warnings():
+        report = pipeline.run(pipeline.RunOptions(args.target, args.device, settings), progress)
     out_dir = args.out or report_io.default_run_dir(Path("reports"), report.workload.name)
     files = {
         "report.json": report_to_json(report),

@@ -1,4 +1,5 @@
-"""Filter the profiler's native log lines (e.g. `USDT: ... profiler_start`) out of stderr.
+"""Filter the profiler's native log lines (e.g. `USDT: ... profiler_start`) out of stderr,
+and mute Dynamo's own graph-break warnings while the advisor runs (it reports every break).
 
 Kineto writes them straight to file descriptor 2, so Python-level redirection cannot catch
 them. We redirect fd 2 to a temporary file for the duration and replay every other line, so a
@@ -8,6 +9,7 @@ workload's own stderr output is kept.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import sys
@@ -43,3 +45,17 @@ def filtered_native_stderr() -> Iterator[None]:
             if kept:
                 sys.stderr.write("".join(kept))
                 sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def muted_dynamo_warnings() -> Iterator[None]:
+    """Raise the `torch._dynamo` logger to ERROR for the duration: its warnings (e.g. "Graph
+    break from `Tensor.item()`") repeat what the report says, with a traceback each. The
+    structured trace the capture reads goes through another logger and is not affected."""
+    logger = logging.getLogger("torch._dynamo")
+    saved = logger.level
+    logger.setLevel(max(saved, logging.ERROR))
+    try:
+        yield
+    finally:
+        logger.setLevel(saved)
