@@ -52,7 +52,14 @@ from advisor.attribute import AttributionResult
 from advisor.model import BreakRecord, ModeResult, RecompileRecord, WhatIf
 from advisor.render.common import short_path
 from advisor.stats import iqr, median
-from advisor.taxonomy import Knob, category_for, knob_for, recipe_for, skipped_frame_note
+from advisor.taxonomy import (
+    Knob,
+    category_for,
+    knob_for,
+    library_location,
+    recipe_for,
+    skipped_frame_note,
+)
 
 
 @dataclass(frozen=True)
@@ -250,7 +257,12 @@ def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakReco
             else f"the measurement noise ({noise:.4f} ms)"
         )
     else:
-        verdict = "rewrite" if brk.frame_skipped else category.action
+        if library_location(brk) is not None:
+            verdict = "isolate"  # the line that breaks is not the user's to rewrite
+        elif brk.frame_skipped:
+            verdict = "rewrite"
+        else:
+            verdict = category.action
         reason = (
             f"{basis} {cost:.4f} ms/call = {cost / model.default_median_ms:.1%} of the "
             f"{model.default_median_ms:.3f} ms step, above {ignore_share:.0%} and the noise "
@@ -258,7 +270,10 @@ def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakReco
         )
         if brk.frame_skipped:
             reason += f"; {skipped_frame_note(brk)}, so the whole frame runs eagerly"
-    recipe = recipe_for(brk, category, where)
+    library = library_location(brk)
+    recipe = recipe_for(
+        brk, category, where, f"{short_path(library[0])}:{library[1]}" if library else None
+    )
     if verdict == "ignore":
         recipe = (
             "Leave it: not worth a change at this cost. If it grows (called more often, "

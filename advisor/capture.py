@@ -85,6 +85,7 @@ class _BreakGroup:
     outer: ta.UserFrame | None
     compile_ids: list[str] = field(default_factory=list)
     skip_code: str | None = None
+    stop: tuple[str, int] | None = None  # Dynamo's own location, when in library code below
 
 
 class CaptureSession:
@@ -175,7 +176,8 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
             group = groups.get(key)
             if group is None:
                 outer = _outer_frame(parsed, co_name, co_file)
-                group = groups[key] = _BreakGroup(key, root, inner, outer)
+                stop = _library_stop(parsed, inner)
+                group = groups[key] = _BreakGroup(key, root, inner, outer, stop=stop)
             if cid not in group.compile_ids:
                 group.compile_ids.append(cid)
             if skip is not None and group.skip_code is None:
@@ -274,6 +276,8 @@ def _break_record(
         outer_file=group.outer.file if group.outer else None,
         outer_line=group.outer.line if group.outer else None,
         outer_function=group.outer.function if group.outer else None,
+        break_file=group.stop[0] if group.stop else None,
+        break_line=group.stop[1] if group.stop else None,
         compile_ids=tuple(group.compile_ids),
         frame_skipped=skipped or group.skip_code is not None,
         skip_code=group.skip_code,
@@ -342,6 +346,13 @@ def _innermost_user_frame(
     if parsed.frames:
         return parsed.frames[-1]
     return ta.UserFrame(parsed.file, parsed.line, "", ta.source_line(parsed.file, parsed.line))
+
+
+def _library_stop(parsed: ta.ParsedBreak, inner: ta.UserFrame) -> tuple[str, int] | None:
+    """Where Dynamo stopped, if that is library code other than the user line we report."""
+    if (parsed.file, parsed.line) == (inner.file, inner.line) or _is_user_file(parsed.file):
+        return None
+    return parsed.file, parsed.line
 
 
 def _outer_frame(parsed: ta.ParsedBreak, co_name: str, co_file: str) -> ta.UserFrame | None:

@@ -160,16 +160,19 @@ def measure(
 
     with _threads(settings.threads):
         eager = _first_call_eager(workload, timer)
+        reference = _reference_output(workload, eager.output, warnings)
         runs: dict[str, ModeRun] = {"eager": eager}
         # fullgraph is compiled before default so that default's compile ids stay the live
         # ones: the profile of the default mode is joined to exactly the graphs captured here.
         for mode in ("fullgraph", "default"):
             if mode in modes:
                 runs[mode] = _first_call_compiled(
-                    mode, workload, timer, settings, compile_fn, observers.get(mode), eager.output
+                    mode, workload, timer, settings, compile_fn, observers.get(mode), reference
                 )
         ordered = [runs[m] for m in ("eager", "default", "fullgraph") if m in runs]
-        live = [r for r in ordered if r.call is not None and r.result.status == "ok"]
+        live = _still_callable(
+            [r for r in ordered if r.call is not None and r.result.status == "ok"], warnings
+        )
         samples, number, steady_warnings = interleaved_samples(
             [(r.mode, r.call) for r in live if r.call is not None], settings, timer
         )
@@ -191,9 +194,32 @@ def measure(
     return HarnessRun(
         modes=results,
         calls={r.mode: r.call for r in live if r.call is not None},
-        reference_output=eager.output,
+        reference_output=reference,  # NO_REFERENCE when eager does not reproduce its output
         warnings=warnings,
     )
+
+
+def _still_callable(runs: list[ModeRun], warnings: list[str]) -> list[ModeRun]:
+    """The runs whose callable still works now that every mode is compiled.
+
+    A mode compiled before the last `reset` recompiles on its next call, and Dynamo state
+    kept across resets can stop it: a frame that a later mode's compile marked as skipped
+    makes a `fullgraph=True` callable raise "found no compiled frames". Such a mode keeps its
+    first-call result (it compiled and matched eager) but is not timed, with a warning."""
+    usable = []
+    for run in runs:
+        assert run.call is not None
+        try:
+            run.call()
+        except Exception as exc:
+            warnings.append(
+                f"{run.mode}: compiled and ran on its first call, but failed when called again "
+                f"after the other modes compiled ({type(exc).__name__}: {first_line(exc)}); "
+                "not timed"
+            )
+            continue
+        usable.append(run)
+    return usable
 
 
 def _validate(settings: Settings) -> None:
@@ -236,6 +262,32 @@ def _first_call_eager(workload: Workload, timer: Timer) -> ModeRun:
     )
 
 
+NO_REFERENCE = object()  # eager's output is not reproducible: nothing to compare against
+
+
+def _reference_output(workload: Workload, first: Any, warnings: list[str]) -> Any:
+    """Eager's output to check compiled modes against, if eager reproduces it on a second call.
+
+    A workload that updates state on each call (a training step) or draws random numbers
+    (dropout in train mode) gives a different output every call, so a mismatch would say
+    nothing about the compiled code; its modes get no verdict on matching, and a warning."""
+    try:
+        again = workload()
+    except Exception as exc:
+        raise AdvisorError(
+            f"the workload fails in eager mode on its second call: {type(exc).__name__}: "
+            f"{first_line(exc)}"
+        ) from exc
+    same, _ = compare_outputs(first, again)
+    if same:
+        return first
+    warnings.append(
+        "eager gives a different output on each call (the workload updates state, e.g. a "
+        "training step, or draws random numbers): compiled outputs were not compared with eager"
+    )
+    return NO_REFERENCE
+
+
 def _first_call_compiled(
     mode: str,
     workload: Workload,
@@ -274,7 +326,9 @@ def _first_call_compiled(
         # Warm-up inside the observer: recompiles triggered by later calls belong to this mode.
         for _ in range(settings.warmup):
             call()
-    matches, max_diff = compare_outputs(reference, output)
+    matches, max_diff = (
+        compare_outputs(reference, output) if reference is not NO_REFERENCE else (None, None)
+    )
     result = ModeResult(
         mode,
         "ok",

@@ -141,6 +141,10 @@ class BreakRecord:
     outer_file: str | None = None
     outer_line: int | None = None
     outer_function: str | None = None
+    # Where Dynamo stopped, when that is not the user line above: inside library code (torch,
+    # a third-party package) reached from it, e.g. a graph_break() inside `optimizer.step()`.
+    break_file: str | None = None
+    break_line: int | None = None
     compile_ids: tuple[str, ...] = ()
     frame_skipped: bool = False
     skip_code: str | None = None

@@ -256,7 +256,41 @@ def skipped_frame_note(brk: BreakRecord) -> str | None:
     return "Dynamo could not compile any part of the frame"
 
 
-def recipe_for(brk: BreakRecord, category: Category, where: str) -> str:
+def in_library(path: str | None) -> bool:
+    """Installed code (torch, third-party packages, the standard library): not the user's to
+    edit."""
+    return bool(path) and (_is_third_party(path or "") or (path or "").startswith("<"))
+
+
+def library_location(brk: BreakRecord) -> tuple[str, int] | None:
+    """(file, line) of the library code the break happens in, when the user cannot edit it:
+    the reported line itself (no user frame inside the compiled function), or the library line
+    below it where Dynamo stopped."""
+    if brk.break_file and in_library(brk.break_file):
+        return brk.break_file, brk.break_line or 0
+    if in_library(brk.file):
+        return brk.file, brk.line
+    return None
+
+
+LIBRARY_RECIPE = (
+    "The break happens inside library code ({library}){reached}: that code is not yours to "
+    "change. Keep the call out of the compiled region: make it before or after the compiled "
+    "function, wrap it in `torch.compiler.disable`, or compile a smaller function that does "
+    "not include it. Check the library's own torch.compile support (a newer release, or a "
+    "documented compile-friendly option) before working around it."
+)
+
+
+def recipe_for(brk: BreakRecord, category: Category, where: str, library: str | None = None) -> str:
+    """The change to make for this break at `where` (its user file:line, as shown); `library`
+    is the library file:line it happens in, if any (see `library_location`)."""
+    if library is not None:
+        reached = "" if in_library(brk.file) else f", reached from {where} (`{brk.code or '?'}`)"
+        text = LIBRARY_RECIPE.format(library=library, reached=reached)
+        if brk.hints:
+            text += "\nRegistry hints: " + " ".join(brk.hints)
+        return text
     text = category.recipe.format(where=where, code=brk.code or "?", function=brk.function or "?")
     if brk.frame_skipped:
         lead = LOOP_RECIPE if skipped_in_loop(brk) else SKIPPED_RECIPE

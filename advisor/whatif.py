@@ -148,7 +148,11 @@ def measure_knob(
             knob.name, "failed", note=f"variant failed: {type(exc).__name__}: {first_line(exc)}"
         )
         return {t.id: failed for t in targets}
-    matches, _ = harness.compare_outputs(reference_output, output)
+    matches = (
+        harness.compare_outputs(reference_output, output)[0]
+        if reference_output is not harness.NO_REFERENCE
+        else None
+    )
     removed: dict[str, bool | None] = {t.id: None for t in targets}
     still: dict[str, str] = {}
     variant_note = ""

@@ -384,3 +384,32 @@ def test_skipped_frame_wording_follows_the_cause() -> None:
     assert "could not compile any part" in (skipped_frame_note(whole) or "")
     assert "loop" not in recipe_for(whole, category_for(whole), "f.py:1").split("\n")[0]
     assert "inside a loop" in recipe_for(loop, category_for(loop), "f.py:1")
+
+
+def test_break_inside_library_code_is_isolated_not_rewritten(inductor_print) -> None:  # type: ignore[no-untyped-def]
+    from advisor.taxonomy import library_location, recipe_for
+
+    _, att = inductor_print
+    torch_file = "/venv/lib/python3.11/site-packages/torch/optim/optimizer.py"
+    # the user's line calls into torch, and torch's own graph_break() stops Dynamo
+    reached = dataclasses.replace(
+        att.breaks[0],
+        gb_code="GB0025",
+        gb_type="Call to `torch._dynamo.graph_break()`",
+        code="opt.step()",
+        break_file=torch_file,
+        break_line=79,
+    )
+    assert library_location(reached) == (torch_file, 79)
+    text = recipe_for(reached, category_for(reached), "train.py:63", f"{torch_file}:79")
+    assert "inside library code" in text and "reached from train.py:63 (`opt.step()`)" in text
+    assert "Remove the explicit" not in text  # not the user's graph_break() to remove
+    model = build_cost_model(att, mode("default", att.call_us / 1e3))
+    verdicts = decide(estimate(reached, att, model), model, ignore_share=0.0)
+    assert verdicts.verdict == "isolate"
+    # no user frame at all inside the compiled function: the reported line is the library's
+    inside = dataclasses.replace(reached, file=torch_file, line=79, break_file=None)
+    assert library_location(inside) == (torch_file, 79)
+    assert "reached from" not in recipe_for(inside, category_for(inside), "x", "y")
+    # the user's own code is not library code
+    assert library_location(att.breaks[0]) is None

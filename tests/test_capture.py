@@ -130,6 +130,9 @@ def test_break_location_is_user_code_inside_the_compiled_frame() -> None:
     assert capture._innermost_user_frame(parsed, "forward", forward.file) == forward
     # The harness (this tool) is never the user's code, nor is a caller above the compiled
     # frame: with no user frame inside it, the break is where Dynamo stopped.
+    # Dynamo stopped inside torch, below the user's line: that library line is kept apart.
+    assert capture._library_stop(parsed, forward) == (functional.file, 99)
     inner = ta.UserFrame(f"{torch_dir}/_dynamo/external_utils.py", 69, "inner", "")
     parsed = ta.ParsedBreak(inner.file, 69, parts, (script, harness, module, inner))
     assert capture._innermost_user_frame(parsed, "inner", inner.file) == inner
+    assert capture._library_stop(parsed, inner) is None  # already the reported line

@@ -36,18 +36,30 @@ def make_run(
     costs: dict[str, float] = COSTS,
     fullgraph_fails: bool = False,
     settings: Settings | None = None,
+    fullgraph_fails_later: bool = False,
     modes: tuple[str, ...] = ("eager", "default", "fullgraph"),
+    stateful: bool = False,
 ) -> harness.HarnessRun:
+    steps = 0
+
     def fn(x: torch.Tensor) -> torch.Tensor:
+        nonlocal steps
         clock.spend("eager", costs["eager"])
-        return x * 2
+        steps += 1
+        return x * (steps if stateful else 2)
 
     def fake_compile(f: Callable[..., Any], backend: Any, fullgraph: bool) -> Callable[..., Any]:
         label = backend.label
 
+        calls = 0
+
         def compiled(x: torch.Tensor) -> torch.Tensor:
+            nonlocal calls
+            calls += 1
             if fullgraph and fullgraph_fails:
                 raise RuntimeError("Failed to trace builtin operator\n  Explanation: nope")
+            if fullgraph and fullgraph_fails_later and calls > 1 + 2:  # after its warm-up
+                raise RuntimeError("fullgraph=True found no compiled frames.\nmore")
             clock.spend(label, costs[label])
             return x * 2
 
@@ -138,6 +150,32 @@ def test_fullgraph_failure_is_a_finding_not_a_crash() -> None:
     assert fullgraph.error.message == "Failed to trace builtin operator"
     assert fullgraph.latency is None
     assert set(run.calls) == {"eager", "default"}
+
+
+def test_mode_that_fails_when_called_again_is_kept_but_not_timed() -> None:
+    # e.g. fullgraph recompiling after the reset before default, on a frame default's compile
+    # marked as skipped: its first call stands, the timing goes, with a warning.
+    run = make_run(FakeClock(), fullgraph_fails_later=True)
+    by_mode = {m.mode: m for m in run.modes}
+    assert by_mode["fullgraph"].status == "ok" and by_mode["fullgraph"].matches_eager
+    assert by_mode["fullgraph"].latency is None
+    assert by_mode["default"].latency is not None and by_mode["eager"].latency is not None
+    assert "fullgraph" not in run.calls
+    (warning,) = [w for w in run.warnings if w.startswith("fullgraph:")]
+    assert "found no compiled frames." in warning and "\n" not in warning
+
+
+def test_output_that_changes_every_call_is_not_compared() -> None:
+    # e.g. a training step: eager's second call already differs from its first, so a compiled
+    # mode's different output says nothing; no verdict on matching, and a warning.
+    run = make_run(FakeClock(), stateful=True)
+    by_mode = {m.mode: m for m in run.modes}
+    assert by_mode["default"].matches_eager is None and by_mode["fullgraph"].matches_eager is None
+    assert run.reference_output is harness.NO_REFERENCE
+    assert any("different output on each call" in w for w in run.warnings)
+    deterministic = make_run(FakeClock())
+    assert {m.matches_eager for m in deterministic.modes if m.mode != "eager"} == {True}
+    assert not any("different output" in w for w in deterministic.warnings)
 
 
 def test_eager_failure_stops_with_one_line_error() -> None:

@@ -17,6 +17,7 @@ from advisor.render.common import (
     location,
     mode_rows,
     segment_summary,
+    short_path,
 )
 from advisor.taxonomy import skipped_frame_note
 
@@ -82,6 +83,10 @@ def render_html(report: Report) -> str:
             )
             items = [
                 f"<li>source: <code>{_e(b.code)}</code> in {_e(b.function)}</li>" if b.code else "",
+                f"<li>Dynamo stopped inside <code>{_e(short_path(b.break_file))}:"
+                f"{b.break_line}</code></li>"
+                if b.break_file
+                else "",
                 f"<li>explanation: {_e(b.explanation)}</li>" if b.explanation else "",
                 f"<li>{_e(skipped_frame_note(b))}, so it runs in eager</li>"
                 if b.frame_skipped

@@ -113,6 +113,8 @@ def _break_details(b: BreakRecord) -> list[str]:
         out.append(
             f"- reached from `{short_path(b.outer_file)}:{b.outer_line}` ({b.outer_function})"
         )
+    if b.break_file:
+        out.append(f"- Dynamo stopped inside `{short_path(b.break_file)}:{b.break_line}`")
     if b.explanation:
         out.append(f"- explanation: {_escape(b.explanation)}")
     if b.frame_skipped:
