@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -231,7 +232,7 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
             or ((f.first_line,) if f.ops else ()),
             ops=f.ops or 0,
             compile_s=f.compile_s,
-            recompile_reason=f.recompile_reason,
+            recompile_reason=_one_line(f.recompile_reason) if f.recompile_reason else None,
             end_reason="graph_break" if f.end_break_id else "return_value",
         )
         for f in frames
@@ -241,7 +242,7 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
         RecompileRecord(
             compile_id=f.compile_id,
             function=f.function,
-            reason=f.recompile_reason or "",
+            reason=_one_line(f.recompile_reason or ""),
             compile_s=f.compile_s,
         )
         for f in frames
@@ -346,6 +347,13 @@ def _innermost_user_frame(
     if parsed.frames:
         return parsed.frames[-1]
     return ta.UserFrame(parsed.file, parsed.line, "", ta.source_line(parsed.file, parsed.line))
+
+
+def _one_line(reason: str) -> str:
+    """A guard-failure reason as one line: Dynamo appends the user stack trace on later lines
+    and pads the guard's source comment with spaces."""
+    head = reason.split("\nUser stack trace:", 1)[0]
+    return re.sub(r"\s+", " ", head).strip()
 
 
 def _library_stop(parsed: ta.ParsedBreak, inner: ta.UserFrame) -> tuple[str, int] | None:

@@ -193,7 +193,7 @@ def measure(
             results.append(result)
     return HarnessRun(
         modes=results,
-        calls={r.mode: r.call for r in live if r.call is not None},
+        calls={r.mode: r.call for r in live if r.call is not None and r.mode in samples},
         reference_output=reference,  # NO_REFERENCE when eager does not reproduce its output
         warnings=warnings,
     )
@@ -372,15 +372,35 @@ def interleaved_samples(
     warnings: list[str] = []
     if not runs:
         return {}, {}, warnings
+    runs = list(runs)
     number: dict[str, int] = {}
-    for label, call in runs:
-        for _ in range(settings.warmup):
-            call()
-        # Calibrate: enough calls per block that one block lasts min_block_s.
-        single = max(timer.time_block(call, 1), 1e-7)
+
+    def drop(label: str, exc: Exception, when: str) -> None:
+        # A mode can fail after its first calls (a recompile limit hit under fullgraph=True,
+        # say): it loses its timing, the other modes go on.
+        warnings.append(
+            f"{label}: failed {when} ({type(exc).__name__}: {first_line(exc)}); not timed"
+        )
+        runs[:] = [r for r in runs if r[0] != label]
+        number.pop(label, None)
+
+    for label, call in list(runs):
+        try:
+            for _ in range(settings.warmup):
+                call()
+            # Calibrate: enough calls per block that one block lasts min_block_s.
+            single = max(timer.time_block(call, 1), 1e-7)
+        except Exception as exc:
+            drop(label, exc, "during warm-up")
+            continue
         # (the tiny slack keeps float noise from adding a call: 2 ms / 1 ms is 2 blocks, not 3)
         number[label] = max(1, min(10_000, math.ceil(settings.min_block_s / single - 1e-6)))
-    round_s = sum(timer.time_block(call, number[label]) for label, call in runs)
+    round_s = 0.0
+    for label, call in list(runs):
+        try:
+            round_s += timer.time_block(call, number[label])
+        except Exception as exc:
+            drop(label, exc, "while being timed")
     repeats = settings.repeats
     affordable = max(3, int(settings.budget_s / max(round_s, 1e-9) + 1e-6))
     if affordable < repeats:
@@ -391,9 +411,16 @@ def interleaved_samples(
         repeats = affordable
     samples: dict[str, list[float]] = {label: [] for label, _ in runs}
     for round_index in range(repeats):
+        if not runs:
+            break
         shift = round_index % len(runs)
         for label, call in runs[shift:] + runs[:shift]:
-            elapsed = timer.time_block(call, number[label])
+            try:
+                elapsed = timer.time_block(call, number[label])
+            except Exception as exc:
+                drop(label, exc, "while being timed")
+                samples.pop(label, None)
+                continue
             samples[label].append(elapsed / number[label])
     return samples, number, warnings
 

@@ -136,3 +136,13 @@ def test_break_location_is_user_code_inside_the_compiled_frame() -> None:
     parsed = ta.ParsedBreak(inner.file, 69, parts, (script, harness, module, inner))
     assert capture._innermost_user_frame(parsed, "inner", inner.file) == inner
     assert capture._library_stop(parsed, inner) is None  # already the reported line
+
+
+def test_recompile_reason_is_one_line() -> None:
+    from advisor.capture import _one_line
+
+    raw = (
+        "2/0: len(seen) == 6                                   # seen.append(x)  # m.py:71 in f"
+        '\nUser stack trace:\n  File "m.py", line 71, in f\n    seen.append(x)'
+    )
+    assert _one_line(raw) == "2/0: len(seen) == 6 # seen.append(x) # m.py:71 in f"

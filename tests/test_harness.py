@@ -36,7 +36,7 @@ def make_run(
     costs: dict[str, float] = COSTS,
     fullgraph_fails: bool = False,
     settings: Settings | None = None,
-    fullgraph_fails_later: bool = False,
+    fullgraph_fails_after: int | None = None,
     modes: tuple[str, ...] = ("eager", "default", "fullgraph"),
     stateful: bool = False,
 ) -> harness.HarnessRun:
@@ -58,7 +58,7 @@ def make_run(
             calls += 1
             if fullgraph and fullgraph_fails:
                 raise RuntimeError("Failed to trace builtin operator\n  Explanation: nope")
-            if fullgraph and fullgraph_fails_later and calls > 1 + 2:  # after its warm-up
+            if fullgraph and fullgraph_fails_after is not None and calls > fullgraph_fails_after:
                 raise RuntimeError("fullgraph=True found no compiled frames.\nmore")
             clock.spend(label, costs[label])
             return x * 2
@@ -155,7 +155,7 @@ def test_fullgraph_failure_is_a_finding_not_a_crash() -> None:
 def test_mode_that_fails_when_called_again_is_kept_but_not_timed() -> None:
     # e.g. fullgraph recompiling after the reset before default, on a frame default's compile
     # marked as skipped: its first call stands, the timing goes, with a warning.
-    run = make_run(FakeClock(), fullgraph_fails_later=True)
+    run = make_run(FakeClock(), fullgraph_fails_after=1 + 2)  # its first call and warm-up
     by_mode = {m.mode: m for m in run.modes}
     assert by_mode["fullgraph"].status == "ok" and by_mode["fullgraph"].matches_eager
     assert by_mode["fullgraph"].latency is None
@@ -163,6 +163,17 @@ def test_mode_that_fails_when_called_again_is_kept_but_not_timed() -> None:
     assert "fullgraph" not in run.calls
     (warning,) = [w for w in run.warnings if w.startswith("fullgraph:")]
     assert "found no compiled frames." in warning and "\n" not in warning
+
+
+def test_mode_that_fails_while_being_timed_loses_only_its_timing() -> None:
+    # e.g. fullgraph=True hitting the recompile limit after a few calls
+    run = make_run(FakeClock(), fullgraph_fails_after=30)
+    by_mode = {m.mode: m for m in run.modes}
+    assert by_mode["fullgraph"].latency is None and by_mode["fullgraph"].status == "ok"
+    assert by_mode["default"].latency is not None and by_mode["default"].latency.n == 5
+    assert by_mode["eager"].latency is not None and by_mode["eager"].latency.n == 5
+    assert set(run.calls) == {"eager", "default"}
+    assert any(w.startswith("fullgraph: failed while being timed") for w in run.warnings)
 
 
 def test_output_that_changes_every_call_is_not_compared() -> None:
