@@ -11,10 +11,13 @@ Segment kinds (they tile the call's record exactly, nested regions carved out of
   break id is set when the function's own frame was skipped);
 - `exit`: after the last region.
 
-Distortion: each profiler event costs about `overhead_us_per_event`; a segment's time is
-corrected by the events that start in it. Then, when an unprofiled per-call median is known
-(given, or timed by `profile_calls`), the corrected segments are scaled to it, so the profile
-gives shares and the unprofiled timing gives totals.
+Distortion: work (graph calls, top-level aten ops) keeps its profiled time less
+`overhead_us_per_event` per aten event in it. The rest of the call (runtime overhead: wrappers,
+guard lookups, Python) is what the profiler inflates most: its total is the unprofiled call
+(timed by `profile_calls` right before the profile) minus that work, shared out by profiled
+overhead time. An unprofiled call slower than the profile allows is machine drift and scales
+work and overhead alike. Finally everything is rescaled to the mode's median when one is given
+(the harness's, timed earlier), so the profile gives shares and the unprofiled timing totals.
 """
 
 from __future__ import annotations
@@ -416,16 +419,19 @@ def attribute(
             # does not fit this call, so fall back to scaling every segment alike.
             fallbacks += 1
             factor = target / cs.total_us if cs.total_us > 0 else 1.0
-            corrected.append([(s, 0.0, s.duration_us * factor) for s in cs.segments])
+            corrected.append(
+                [(s, s.work_us * factor, (s.duration_us - s.work_us) * factor) for s in cs.segments]
+            )
             budgets.append(factor)
             continue
         # The profiler only ever inflates overhead: the unprofiled overhead is at most the
-        # profiled one. Time beyond that (a slower unprofiled median, i.e. noise between the
-        # two measurements) is not overhead; it is spread over the work instead, so that a
-        # small overhead is never scaled up by the noise of a large call.
-        factor = min(1.0, budget / total_raw)
-        leftover = budget - factor * total_raw
-        work_factor = 1.0 + leftover / sum(work) if sum(work) > 0 else 1.0
+        # profiled one. An unprofiled call slower than that allows is the machine drifting
+        # between the two measurements, which slows everything alike: then work and overhead
+        # are scaled alike, keeping the profile's split.
+        if budget <= total_raw:
+            factor, work_factor = budget / total_raw, 1.0
+        else:
+            factor = work_factor = target / (sum(work) + total_raw)
         budgets.append(factor)
         corrected.append(
             [
