@@ -397,7 +397,16 @@ def attribute(
     local_us = median_unprofiled_us(trace)
     given_us = unprofiled_median_ms * 1000.0 if unprofiled_median_ms is not None else None
     unprofiled_us = local_us or given_us
-    rescale = given_us / local_us if given_us and local_us else 1.0
+    # Each profiled call's own reference: its session's unprofiled median when the profile was
+    # taken in sessions (see `profile_calls`), else the one median.
+    refs = (
+        list(trace.call_unprofiled_us)
+        if len(trace.call_unprofiled_us) == len(per_call) and all(trace.call_unprofiled_us)
+        else [unprofiled_us] * len(per_call)
+    )
+    final_us = given_us or local_us
+    rescales = [final_us / ref if final_us and ref else 1.0 for ref in refs]
+    rescale = _median(rescales) if rescales else 1.0
     # Work (graph calls, aten ops) is long-lived and lightly distorted: keep its profiled time,
     # less the aten-op calibration per event. Everything else is runtime overhead (wrappers,
     # guard lookups, Python between ops), which the profiler inflates most: its total comes from
@@ -405,14 +414,14 @@ def attribute(
     corrected: list[list[tuple[RawSegment, float, float]]] = []  # (segment, work, overhead)
     budgets: list[float] = []
     fallbacks = 0
-    for cs in per_call:
+    for cs, ref in zip(per_call, refs, strict=True):
         work = [
             max(0.0, s.work_us - (s.n_events - s.n_struct) * overhead) if s.work_us else 0.0
             for s in cs.segments
         ]
         raw_overhead = [max(0.0, s.duration_us - s.work_us) for s in cs.segments]
         total_raw = sum(raw_overhead)
-        target = unprofiled_us if unprofiled_us else cs.total_us
+        target = ref if ref else cs.total_us
         budget = target - sum(work)
         if budget < 0.05 * target or total_raw <= 0:
             # The corrected work alone (nearly) exceeds the unprofiled call: the calibration
@@ -439,8 +448,10 @@ def attribute(
                 for s, w, o in zip(cs.segments, work, raw_overhead, strict=True)
             ]
         )
-    if rescale != 1.0:
-        corrected = [[(s, w * rescale, o * rescale) for s, w, o in c] for c in corrected]
+    corrected = [
+        [(s, w * q, o * q) for s, w, o in c] if q != 1.0 else c
+        for c, q in zip(corrected, rescales, strict=True)
+    ]
     # A call that is nearly all work (large kernels) leaves the overhead within noise of zero,
     # and some calls fall back; that is harmless for a few calls, worth a warning for most.
     if fallbacks * 2 > len(per_call):
@@ -474,10 +485,11 @@ def attribute(
         if unprofiled_us
         else f"profile only, work corrected for {overhead:.2f} µs per aten event"
     )
-    if rescale != 1.0:
+    if abs(rescale - 1.0) > 1e-9 and final_us:
         method += (
-            f"; all segments then rescaled x{rescale:.2f} to the mode's median "
-            f"({given_us:.1f} µs against {local_us:.1f} µs at profile time: machine drift)"
+            f"; all segments then rescaled x{rescale:.2f} (median over calls) to the mode's "
+            f"median ({final_us:.1f} µs against {_median([r for r in refs if r]):.1f} µs at "
+            "profile time: machine drift)"
         )
     if graph_call_fixed is not None:
         method += (

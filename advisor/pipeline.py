@@ -34,6 +34,10 @@ class RunOptions:
     modes: tuple[str, ...] = ("eager", "default", "fullgraph")
 
 
+# Profiler sessions per run, each paired with its own unprofiled timing (see profile_calls).
+PROFILE_SESSIONS = 4
+
+
 def run(options: RunOptions, progress: Progress = lambda _msg: None) -> Report:
     started = time.perf_counter()
     device = harness.resolve_device(options.device)
@@ -73,7 +77,11 @@ def analyse(
             warnings.append(f"graph-call probe failed to compile: {first_line(exc)}")
         with filtered_native_stderr():
             trace = profile_calls(
-                measured.calls["default"], settings.profile_calls, device, probe=probe
+                measured.calls["default"],
+                settings.profile_calls,
+                device,
+                probe=probe,
+                sessions=PROFILE_SESSIONS,
             )
         att = attribute(trace, capture, default.latency.median_ms)
         attribution_model = att.attribution

@@ -58,6 +58,8 @@ class ProfileTrace:
     # Calls of a trivial compiled graph profiled in the same session: what one graph call costs
     # when it does (almost) no work, i.e. the price of one more graph call (see attribute).
     probe_calls: tuple[TraceEvent, ...] = ()
+    # Per profiled call: the median unprofiled time of its session (see `profile_calls`).
+    call_unprofiled_us: tuple[float, ...] = ()
 
     record_name: str = RECORD_NAME
     torch_version: str = ""
@@ -158,33 +160,84 @@ def profile_calls(
     device: str,
     warmup: int = 2,
     probe: Callable[[], Any] | None = None,
+    sessions: int = 1,
 ) -> ProfileTrace:
     """Profile `n_calls` warm calls of `call` (already compiled and warmed up by the caller, or
     by the `warmup` calls here). Each call runs inside `record_function(RECORD_NAME)`; on CUDA
     the device is synchronised inside the record, so a call's record spans its device work.
 
+    The calls are split over `sessions` profiler sessions, each right after its own unprofiled
+    timing of the same call: each profiled call is then paired with an unprofiled reference
+    from the same moment (`call_unprofiled_us`), so machine drift during the step does not
+    land on the split between work and overhead.
+
     `probe`, when given, is a warm call of a trivial compiled graph; it is profiled in the same
-    session, alternating with the workload's calls (so both see the same machine state), each
+    sessions, alternating with the workload's calls (so both see the same machine state), each
     inside `record_function(PROBE_RECORD_NAME)`.
     """
-    from torch.profiler import profile
-
     if n_calls < 1:
         raise ValueError("n_calls must be at least 1")
+    sessions = max(1, min(sessions, n_calls))
     for _ in range(warmup):
         call()
     ta.synchronize(device)
-    unprofiled = _time_calls(call, n_calls, device)
+    first = _time_calls(call, min(n_calls, 5), device)
     # More unprofiled samples where calls are cheap: the median must be stable enough to scale to.
-    per_call_s = max(statistics.median(unprofiled) / 1e6, 1e-6)
-    extra = min(_UNPROFILED_MAX, int(_UNPROFILED_BUDGET_S / per_call_s)) - n_calls
-    if extra > 0:
-        unprofiled += _time_calls(call, extra, device)
+    per_call_s = max(statistics.median(first) / 1e6, 1e-6)
+    wanted = max(n_calls, min(_UNPROFILED_MAX, int(_UNPROFILED_BUDGET_S / per_call_s)))
     overhead, method = calibrate_event_overhead()
     activities = ta.profiler_activities(device)
     with_device = len(activities) > 1
     if probe is not None:
         probe()
+    unprofiled: list[float] = []
+    calls: list[TraceEvent] = []
+    probe_calls: list[TraceEvent] = []
+    call_refs: list[float] = []
+    warnings: list[str] = []
+    for index in range(sessions):
+        in_session = n_calls // sessions + (1 if index < n_calls % sessions else 0)
+        timed = _time_calls(call, max(3, wanted // sessions), device)
+        unprofiled += timed
+        got, got_probe = _profile_session(call, in_session, device, activities, probe)
+        if len(got) != in_session:
+            warnings.append(f"expected {in_session} call records in a session, found {len(got)}")
+        calls += [convert_event(r, ta.event_interval_us(r)[0], with_device) for r in got]
+        probe_calls += [
+            convert_event(r, ta.event_interval_us(r)[0], with_device) for r in got_probe
+        ]
+        call_refs += [statistics.median(timed)] * len(got)
+    if sessions > 1:
+        method += f"; {sessions} profiler sessions, each after its own unprofiled timing"
+    if calls and unprofiled:
+        # Cross-check only, reported: on a loaded machine this whole-call difference is noisy.
+        profiled_med = statistics.median(c.duration_us for c in calls)
+        events_med = statistics.median(c.n_events for c in calls)
+        call_based = (profiled_med - statistics.median(unprofiled)) / max(events_med, 1)
+        method += f"; whole-call cross-check: {call_based:.2f} µs per event of any kind"
+    return ProfileTrace(
+        device=device,
+        calls=tuple(calls),
+        unprofiled_us=tuple(round(u, 3) for u in unprofiled),
+        overhead_us_per_event=round(overhead, 4),
+        overhead_method=method,
+        probe_calls=tuple(probe_calls),
+        call_unprofiled_us=tuple(round(u, 3) for u in call_refs),
+        torch_version=ta.torch_version(),
+        warnings=tuple(warnings),
+    )
+
+
+def _profile_session(
+    call: Callable[[], Any],
+    n_calls: int,
+    device: str,
+    activities: Any,
+    probe: Callable[[], Any] | None,
+) -> tuple[list[Any], list[Any]]:
+    """One profiler session over `n_calls` recorded calls (and probes): the raw root events."""
+    from torch.profiler import profile
+
     with profile(activities=activities) as prof:
         # The first profiled call is often an outlier (profiler warm-up): run it unrecorded.
         call()
@@ -198,31 +251,7 @@ def profile_calls(
                     probe()
                     ta.synchronize(device)
     events = prof.profiler.function_events if prof.profiler is not None else []
-    roots = _roots(events, RECORD_NAME)
-    probe_roots = _roots(events, PROBE_RECORD_NAME)
-    warnings: list[str] = []
-    if len(roots) != n_calls:
-        warnings.append(f"expected {n_calls} call records in the profile, found {len(roots)}")
-    calls = tuple(convert_event(root, ta.event_interval_us(root)[0], with_device) for root in roots)
-    probe_calls = tuple(
-        convert_event(root, ta.event_interval_us(root)[0], with_device) for root in probe_roots
-    )
-    if calls and unprofiled:
-        # Cross-check only, reported: on a loaded machine this whole-call difference is noisy.
-        profiled_med = statistics.median(c.duration_us for c in calls)
-        events_med = statistics.median(c.n_events for c in calls)
-        call_based = (profiled_med - statistics.median(unprofiled)) / max(events_med, 1)
-        method += f"; whole-call cross-check: {call_based:.2f} µs per event of any kind"
-    return ProfileTrace(
-        device=device,
-        calls=calls,
-        unprofiled_us=tuple(round(u, 3) for u in unprofiled),
-        overhead_us_per_event=round(overhead, 4),
-        overhead_method=method,
-        probe_calls=probe_calls,
-        torch_version=ta.torch_version(),
-        warnings=tuple(warnings),
-    )
+    return _roots(events, RECORD_NAME), _roots(events, PROBE_RECORD_NAME)
 
 
 def _roots(events: Any, name: str) -> list[Any]:

@@ -297,6 +297,29 @@ def test_compute_bound_ops_are_the_library_kernels() -> None:
         assert not keeps_time_compiled(name), name
 
 
+def test_each_call_is_split_against_its_own_session_reference() -> None:
+    # Two profiled calls from two sessions: the first session's unprofiled calls took 45.5 µs,
+    # the second's 91 µs (the machine slowed down). Each call's split uses its own session's
+    # reference, then both are scaled to the mode's 91 µs median.
+    trace = ProfileTrace(
+        "cpu",
+        (synthetic_call(), synthetic_call()),
+        unprofiled_us=(45.5, 45.5, 91.0, 91.0),
+        overhead_us_per_event=1.0,
+        call_unprofiled_us=(45.5, 91.0),
+    )
+    result = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.091)
+    first, second = result.attribution.calls
+    assert first.total_us == pytest.approx(91.0) and second.total_us == pytest.approx(91.0)
+    gap = {
+        c: sum(s.duration_us for s in t.segments if s.kind == "gap")
+        for c, t in ((0, first), (1, second))
+    }
+    # first: overhead x (45.5 - 21) / 77, then x2; second: overhead x (91 - 21) / 77, then x1
+    assert gap[0] == pytest.approx(2 * (2.0 + 23 * 24.5 / 77), abs=0.01)
+    assert gap[1] == pytest.approx(2.0 + 23 * 70 / 77, abs=0.01)
+
+
 def probe_call(graph_us: float) -> TraceEvent:
     return ev(
         "advisor::graph_call_probe",

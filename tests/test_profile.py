@@ -37,7 +37,11 @@ def inductor_print():
 @pytest.mark.inductor
 def test_inductor_graph_call_markers_and_gap(inductor_print) -> None:
     fn, args, capture = inductor_print
-    trace = profile_calls(lambda: fn(*args), 5, "cpu", probe=harness.graph_call_probe("cpu"))
+    trace = profile_calls(
+        lambda: fn(*args), 5, "cpu", probe=harness.graph_call_probe("cpu"), sessions=2
+    )
+    assert len(trace.call_unprofiled_us) == 5 and all(u > 0 for u in trace.call_unprofiled_us)
+    assert "2 profiler sessions" in (trace.overhead_method or "")
     names = {g.name for c in trace.calls for r in c.children for g in r.children}
     assert any(n.startswith("## Call CompiledFxGraph") for n in names)
     assert all(c.name == RECORD_NAME for c in trace.calls)
