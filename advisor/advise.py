@@ -6,7 +6,9 @@ Cost model (per call, for one break that runs N times per call):
 
 - region overhead + guard lookup: the fixed runtime price of one more compiled region, its
   non-graph time (wrappers, prologue, return path) and the cache lookup that enters it,
-  measured in the profile (median over this workload's regions).
+  measured in the profile: for each break, those of the regions on either side of it (median
+  per side), the lighter side, since merging two regions saves a region's fixed part but not
+  the input-dependent part the merged region still pays (workload-wide median as fallback).
 - graph call: the price of one more call of a compiled graph (Python wrapper, argument checks,
   output allocation, kernel launch), which a region's graph-call time hides inside its work.
   It is measured on a trivial graph compiled and profiled beside the workload (`harness.
@@ -204,6 +206,7 @@ def estimate(
     gap_us = (brk.gap_ms or 0.0) * 1e3
     regions = extra_regions(att, brk, breaks)
     graph_regions = extra_graph_calls(att, brk, breaks)
+    model = _around_break(brk, att, model)
     fixed_us = regions * (model.guard_lookup_us or 0.0) + graph_regions * model.graph_region_us
     gap_work_us = min(att.gap_work_us_per_call.get(brk.id, 0.0), gap_us)
     # Compute-bound ops in the gap (matmul, conv, ...) would run as the same kernels compiled:
@@ -234,6 +237,28 @@ def estimate(
         cost_share=round(share, 6) if share is not None else None,
         cost_uncertainty_ms=round(unc_us / 1e3, 6),
         why=evidence,
+    )
+
+
+def _around_break(brk: BreakRecord, att: AttributionResult, model: CostModel) -> CostModel:
+    """The region overhead and guard lookup this break saves: those of the regions on either
+    side of it, the lighter side. Merging two regions saves a region's fixed part, not what
+    grows with its inputs (guards on every parameter, the wrappers' per-input work), which
+    the merged region still pays; when one side is a whole model and the other a small check,
+    the workload-wide median would charge the model's input costs to the break."""
+    before = brk.compile_ids
+    after = att.resume_regions.get(brk.id, ())
+
+    def lighter(values: dict[str, float], fallback: float | None) -> float | None:
+        sides = [[values[c] for c in side if c in values] for side in (before, after)]
+        if not all(sides):  # one side unknown (no resume region seen, say): workload-wide
+            return fallback
+        return min(median(side) for side in sides)
+
+    return dataclasses.replace(
+        model,
+        region_overhead_us=lighter(att.region_fixed_us, model.region_overhead_us),
+        guard_lookup_us=lighter(att.guard_lookup_us_by_region, model.guard_lookup_us),
     )
 
 

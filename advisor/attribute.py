@@ -82,10 +82,12 @@ class AttributionResult:
     )  # of which call a graph
     graph_call_us_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
     region_fixed_us: dict[str, float] = field(default_factory=dict)  # per instance, non-graph
+    resume_regions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per break id
     # The price of one more graph call: a trivial compiled graph's call, profiled beside the
     # workload (None without a probe in the trace).
     graph_call_fixed_us: float | None = None
     guard_lookup_us_per_call: float = 0.0
+    guard_lookup_us_by_region: dict[str, float] = field(default_factory=dict)  # per instance
     guard_lookups_per_call: float = 0.0
     eager_us_per_call: float = 0.0  # eager outside regions not tied to a break
     skipped_eager_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id
@@ -546,6 +548,7 @@ def attribute(
     gap_us: dict[str, float] = defaultdict(float)
     skipped_us: dict[str, float] = defaultdict(float)
     lookup = eager = entry = exit_ = 0.0
+    lookup_by_region: dict[str, float] = defaultdict(float)
     for (kind, cid, bid), value in med.items():
         if kind == "compiled" and cid:
             region_us[cid] += value
@@ -555,6 +558,8 @@ def attribute(
             region_us[cid] += value
         elif kind == "guard_lookup":
             lookup += value
+            if cid:
+                lookup_by_region[cid] += value
         elif kind == "eager" and bid:
             skipped_us[bid] += value
         elif kind == "eager":
@@ -566,6 +571,7 @@ def attribute(
 
     counts = _region_counts(per_call, n)
     occurrences = _break_occurrences(per_call, capture, n)
+    resumes = _resume_regions(per_call)
     fixed = {
         cid: max(0.0, region_us[cid] / counts[cid] - graph_call.get(cid, 0.0) / counts[cid])
         for cid in region_us
@@ -605,8 +611,12 @@ def attribute(
         gap_work_us_per_call=dict(gap_work),
         gap_kept_us_per_call=dict(gap_kept),
         region_fixed_us=fixed,
+        resume_regions=resumes,
         graph_call_fixed_us=graph_call_fixed,
         guard_lookup_us_per_call=lookup,
+        guard_lookup_us_by_region={
+            cid: value / counts[cid] for cid, value in lookup_by_region.items() if counts.get(cid)
+        },
         guard_lookups_per_call=lookups_per_call,
         eager_us_per_call=eager,
         skipped_eager_us_per_call=dict(skipped_us),
@@ -632,6 +642,20 @@ def _region_counts(
         for cid, c in local.items():
             counts[cid].append(c)
     return {cid: _median(v + [0.0] * (n - len(v))) for cid, v in counts.items()}
+
+
+def _resume_regions(per_call: list[CallSegments]) -> dict[str, tuple[str, ...]]:
+    """For each break, the regions entered right after its gap: where execution resumes."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for cs in per_call:
+        pending: str | None = None
+        for seg in cs.segments:
+            if seg.kind == "gap" and seg.break_id:
+                pending = seg.break_id
+            elif pending and seg.kind in ("guard_lookup", "compiled") and seg.compile_id:
+                out[pending].add(seg.compile_id)
+                pending = None
+    return {bid: tuple(sorted(cids)) for bid, cids in out.items()}
 
 
 def _break_occurrences(per_call: list[CallSegments], capture: Capture, n: int) -> dict[str, float]:

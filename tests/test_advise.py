@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from advisor.advise import (
+    _around_break,
     advise,
     build_cost_model,
     decide,
@@ -53,7 +54,8 @@ def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: igno
     brk = att.breaks[0]
     assert brk.occurrences_per_call == 1
     costed = estimate(brk, att, model)
-    expected_us = model.per_break_fixed_us + (brk.gap_ms or 0) * 1e3
+    around = _around_break(brk, att, model)  # the regions either side of this break
+    expected_us = around.per_break_fixed_us + (brk.gap_ms or 0) * 1e3
     assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
     assert costed.cost_share == pytest.approx(costed.cost_ms / default.latency.median_ms, rel=1e-4)
     assert "extra region" in costed.why
@@ -344,7 +346,7 @@ def test_extra_graph_calls_leave_out_regions_with_an_empty_graph() -> None:
     att = attribute(trace, capture, None)
     assert extra_regions(att, att.breaks[0], att.breaks) == pytest.approx(1.0)
     assert extra_graph_calls(att, att.breaks[0], att.breaks) == pytest.approx(0.0)
-    model = build_cost_model(att, mode("default", 1.0))
+    model = _around_break(att.breaks[0], att, build_cost_model(att, mode("default", 1.0)))
     costed = estimate(att.breaks[0], att, model, att.breaks)
     expected_us = (model.guard_lookup_us or 0.0) + (att.breaks[0].gap_ms or 0.0) * 1e3
     assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
@@ -413,3 +415,25 @@ def test_break_inside_library_code_is_isolated_not_rewritten(inductor_print) -> 
     assert "reached from" not in recipe_for(inside, category_for(inside), "x", "y")
     # the user's own code is not library code
     assert library_location(att.breaks[0]) is None
+
+
+def test_break_saves_the_fixed_costs_of_the_lighter_side(inductor_print) -> None:  # type: ignore[no-untyped-def]
+    # A small check region before the break, the whole model after it: merging them saves a
+    # small region's fixed part, not the model region's per-parameter guards and wrappers.
+    _, att = inductor_print
+    brk = att.breaks[0]
+    (before,) = brk.compile_ids
+    (after,) = att.resume_regions[brk.id]
+    model = build_cost_model(att, mode("default", 1.0))
+    lopsided = dataclasses.replace(
+        att,
+        region_fixed_us={before: 10.0, after: 500.0},
+        guard_lookup_us_by_region={before: 2.0, after: 80.0},
+    )
+    around = _around_break(brk, lopsided, model)
+    assert (around.region_overhead_us, around.guard_lookup_us) == (10.0, 2.0)
+    # where the resume region is unknown, the workload-wide values stand
+    unknown = dataclasses.replace(lopsided, resume_regions={})
+    around = _around_break(brk, unknown, model)
+    assert around.region_overhead_us == model.region_overhead_us
+    assert around.guard_lookup_us == model.guard_lookup_us
