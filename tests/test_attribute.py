@@ -173,7 +173,8 @@ def synthetic_capture() -> Capture:
     )
 
 
-def synthetic_call() -> TraceEvent:
+def synthetic_call(*gap_ops: TraceEvent) -> TraceEvent:
+    """Region 0/0 ends in break B1; its gap (30-40) runs `gap_ops` (default: an is_nonzero)."""
     return ev(
         "advisor::call",
         0,
@@ -184,7 +185,7 @@ def synthetic_call() -> TraceEvent:
             15,
             75,
             ev("## Call CompiledFxGraph k ##", 20, 10, ev("aten::sin", 21, 2)),
-            ev("aten::is_nonzero", 32, 3),
+            *(gap_ops or (ev("aten::is_nonzero", 32, 3),)),
             ev("TorchDynamo Cache Lookup", 40, 4),
             ev("Torch-Compiled Region: 1/0", 44, 30, ev("## Call CompiledFxGraph j ##", 50, 10)),
         ),
@@ -260,22 +261,7 @@ def test_split_uses_profile_time_unprofiled_calls_then_rescales_to_the_given_med
 def test_compute_bound_work_in_a_gap_is_kept_apart() -> None:
     # The gap after region 0/0 runs an eager matmul (4 µs) and an add (2 µs): both are eager
     # tensor work, and the matmul is the part that would take the same time compiled.
-    call = ev(
-        "advisor::call",
-        0,
-        100,
-        ev("TorchDynamo Cache Lookup", 10, 5),
-        ev(
-            "Torch-Compiled Region: 0/0",
-            15,
-            75,
-            ev("## Call CompiledFxGraph k ##", 20, 10),
-            ev("aten::mm", 31, 4),
-            ev("aten::add", 36, 2),
-            ev("TorchDynamo Cache Lookup", 40, 4),
-            ev("Torch-Compiled Region: 1/0", 44, 30, ev("## Call CompiledFxGraph j ##", 50, 10)),
-        ),
-    )
+    call = synthetic_call(ev("aten::mm", 31, 4), ev("aten::add", 36, 2))
     cs = segment_call(call, synthetic_capture())
     gap = next(s for s in cs.segments if s.kind == "gap")
     assert (gap.work_us, gap.kept_us) == (6.0, 4.0)
