@@ -268,6 +268,7 @@ def _us(value: float | None) -> str:
 
 def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakRecord:
     category = category_for(brk)
+    library = library_location(brk)  # file, line of library code it breaks in
     where = f"{short_path(brk.file)}:{brk.line}"
     measured = _measured_saving(brk.what_if)
     cost = measured if measured is not None else (brk.cost_ms or 0.0)
@@ -282,7 +283,7 @@ def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakReco
             else f"the measurement noise ({noise:.4f} ms)"
         )
     else:
-        if library_location(brk) is not None:
+        if library is not None:
             verdict = "isolate"  # the line that breaks is not the user's to rewrite
         elif brk.frame_skipped:
             verdict = "rewrite"
@@ -295,7 +296,6 @@ def decide(brk: BreakRecord, model: CostModel, ignore_share: float) -> BreakReco
         )
         if brk.frame_skipped:
             reason += f"; {skipped_frame_note(brk)}, so the whole frame runs eagerly"
-    library = library_location(brk)
     recipe = recipe_for(
         brk, category, where, f"{short_path(library[0])}:{library[1]}" if library else None
     )

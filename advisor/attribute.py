@@ -381,6 +381,11 @@ def _owners_deep(event: TraceEvent) -> list[TraceEvent]:
     return out
 
 
+def _median_over_calls(values: list[float], n: int) -> float:
+    """Median per call of a quantity seen in `len(values)` of `n` calls (0 in the others)."""
+    return _median(values + [0.0] * (n - len(values)))
+
+
 def _median(values: list[float]) -> float:
     return float(statistics.median(values)) if values else 0.0
 
@@ -531,19 +536,17 @@ def attribute(
         timelines.append(CallTimeline(index, round(cursor, 3), tuple(segs)))
     n = len(per_call)
 
-    med = {k: _median(v + [0.0] * (n - len(v))) for k, v in sums.items()}
-    med_work = {k: _median(v + [0.0] * (n - len(v))) for k, v in work_sums.items()}
-    gap_kept: dict[str, float] = defaultdict(float)
-    for (kind, _cid, bid), values in kept_sums.items():
-        if kind in ("gap", "eager") and bid:
-            gap_kept[bid] += _median(values + [0.0] * (n - len(values)))
+    med = {k: _median_over_calls(v, n) for k, v in sums.items()}
+    med_work = {k: _median_over_calls(v, n) for k, v in work_sums.items()}
     graph_call: dict[str, float] = defaultdict(float)
     gap_work: dict[str, float] = defaultdict(float)
+    gap_kept: dict[str, float] = defaultdict(float)
     for (kind, cid, bid), value in med_work.items():
         if kind == "compiled" and cid:
             graph_call[cid] += value
         elif kind in ("gap", "eager") and bid:
             gap_work[bid] += value
+            gap_kept[bid] += _median_over_calls(kept_sums[(kind, cid, bid)], n)
     region_us: dict[str, float] = defaultdict(float)
     gap_us: dict[str, float] = defaultdict(float)
     skipped_us: dict[str, float] = defaultdict(float)
@@ -641,7 +644,7 @@ def _region_counts(
                 local[r.compile_id] += 1
         for cid, c in local.items():
             counts[cid].append(c)
-    return {cid: _median(v + [0.0] * (n - len(v))) for cid, v in counts.items()}
+    return {cid: _median_over_calls(v, n) for cid, v in counts.items()}
 
 
 def _resume_regions(per_call: list[CallSegments]) -> dict[str, tuple[str, ...]]:

@@ -213,8 +213,9 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
                 end_break_id=ids[keys[-1]] if keys else None,
                 resume_of=origin[0] if origin else None,
                 resume_line=origin[1] if origin else None,
-                recompile_reason=_str_or_none(m.get("recompile_reason"))
-                or _str_or_none(recompile_text.get(cid)),
+                recompile_reason=_one_line_or_none(
+                    _str_or_none(m.get("recompile_reason")) or recompile_text.get(cid)
+                ),
             )
         )
 
@@ -232,7 +233,7 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
             or ((f.first_line,) if f.ops else ()),
             ops=f.ops or 0,
             compile_s=f.compile_s,
-            recompile_reason=_one_line(f.recompile_reason) if f.recompile_reason else None,
+            recompile_reason=f.recompile_reason,
             end_reason="graph_break" if f.end_break_id else "return_value",
         )
         for f in frames
@@ -242,7 +243,7 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
         RecompileRecord(
             compile_id=f.compile_id,
             function=f.function,
-            reason=_one_line(f.recompile_reason or ""),
+            reason=f.recompile_reason or "",
             compile_s=f.compile_s,
         )
         for f in frames
@@ -347,6 +348,10 @@ def _innermost_user_frame(
     if parsed.frames:
         return parsed.frames[-1]
     return ta.UserFrame(parsed.file, parsed.line, "", ta.source_line(parsed.file, parsed.line))
+
+
+def _one_line_or_none(reason: str | None) -> str | None:
+    return _one_line(reason) if reason else None
 
 
 def _one_line(reason: str) -> str:

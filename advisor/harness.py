@@ -170,9 +170,7 @@ def measure(
                     mode, workload, timer, settings, compile_fn, observers.get(mode), reference
                 )
         ordered = [runs[m] for m in ("eager", "default", "fullgraph") if m in runs]
-        live = _still_callable(
-            [r for r in ordered if r.call is not None and r.result.status == "ok"], warnings
-        )
+        live = [r for r in ordered if r.call is not None and r.result.status == "ok"]
         samples, number, steady_warnings = interleaved_samples(
             [(r.mode, r.call) for r in live if r.call is not None], settings, timer
         )
@@ -197,29 +195,6 @@ def measure(
         reference_output=reference,  # NO_REFERENCE when eager does not reproduce its output
         warnings=warnings,
     )
-
-
-def _still_callable(runs: list[ModeRun], warnings: list[str]) -> list[ModeRun]:
-    """The runs whose callable still works now that every mode is compiled.
-
-    A mode compiled before the last `reset` recompiles on its next call, and Dynamo state
-    kept across resets can stop it: a frame that a later mode's compile marked as skipped
-    makes a `fullgraph=True` callable raise "found no compiled frames". Such a mode keeps its
-    first-call result (it compiled and matched eager) but is not timed, with a warning."""
-    usable = []
-    for run in runs:
-        assert run.call is not None
-        try:
-            run.call()
-        except Exception as exc:
-            warnings.append(
-                f"{run.mode}: compiled and ran on its first call, but failed when called again "
-                f"after the other modes compiled ({type(exc).__name__}: {first_line(exc)}); "
-                "not timed"
-            )
-            continue
-        usable.append(run)
-    return usable
 
 
 def _validate(settings: Settings) -> None:
@@ -376,8 +351,10 @@ def interleaved_samples(
     number: dict[str, int] = {}
 
     def drop(label: str, exc: Exception, when: str) -> None:
-        # A mode can fail after its first calls (a recompile limit hit under fullgraph=True,
-        # say): it loses its timing, the other modes go on.
+        # A mode can fail after its first calls: a recompile limit hit under fullgraph=True,
+        # or a mode compiled before the last `reset` that recompiles here and finds its frame
+        # marked skipped by a later mode's compile ("found no compiled frames"). It keeps its
+        # first-call result but loses its timing; the other modes go on.
         warnings.append(
             f"{label}: failed {when} ({type(exc).__name__}: {first_line(exc)}); not timed"
         )

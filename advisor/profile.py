@@ -12,7 +12,7 @@ profiler, interleaved, min over rounds (interference only adds time), and the di
 event is `overhead_us_per_event`. It also records unprofiled per-call times of the workload, so
 `attribute` can scale corrected segments to the unprofiled total and report how well the
 corrected profile agrees with it. Given a probe (a trivial compiled graph), it profiles the
-probe's calls in the same session, alternating with the workload's, so the price of one more
+probe's calls in the same sessions, alternating with the workload's, so the price of one more
 graph call is measured under the same conditions.
 """
 
@@ -202,10 +202,8 @@ def profile_calls(
         got, got_probe = _profile_session(call, in_session, device, activities, probe)
         if len(got) != in_session:
             warnings.append(f"expected {in_session} call records in a session, found {len(got)}")
-        calls += [convert_event(r, ta.event_interval_us(r)[0], with_device) for r in got]
-        probe_calls += [
-            convert_event(r, ta.event_interval_us(r)[0], with_device) for r in got_probe
-        ]
+        calls += _converted(got, with_device)
+        probe_calls += _converted(got_probe, with_device)
         call_refs += [statistics.median(timed)] * len(got)
     if sessions > 1:
         method += f"; {sessions} profiler sessions, each after its own unprofiled timing"
@@ -252,6 +250,11 @@ def _profile_session(
                     ta.synchronize(device)
     events = prof.profiler.function_events if prof.profiler is not None else []
     return _roots(events, RECORD_NAME), _roots(events, PROBE_RECORD_NAME)
+
+
+def _converted(roots: list[Any], with_device: bool) -> list[TraceEvent]:
+    """Each root event and its subtree as a TraceEvent, times relative to the root's start."""
+    return [convert_event(r, ta.event_interval_us(r)[0], with_device) for r in roots]
 
 
 def _roots(events: Any, name: str) -> list[Any]:

@@ -259,7 +259,9 @@ def skipped_frame_note(brk: BreakRecord) -> str | None:
 def in_library(path: str | None) -> bool:
     """Installed code (torch, third-party packages, the standard library): not the user's to
     edit."""
-    return bool(path) and (_is_third_party(path or "") or (path or "").startswith("<"))
+    if not path:
+        return False
+    return _is_third_party(path) or path.startswith("<")
 
 
 def library_location(brk: BreakRecord) -> tuple[str, int] | None:
