@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -39,6 +40,17 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _param(text: str) -> tuple[str, object]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE with KEY a Python name")
+    try:
+        value: object = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key, value
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise AdvisorError(f"{self.prog}: {message}")
@@ -54,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="measure and analyse a workload, write a report folder")
     run.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_param,
+        help="keyword argument for the factory (repeatable; VALUE read as JSON when it parses)",
+    )
     run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
     run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
     run.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
@@ -168,7 +188,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from advisor.quiet import muted_dynamo_warnings
 
     with muted_dynamo_warnings():
-        report = pipeline.run(pipeline.RunOptions(args.target, args.device, settings), progress)
+        report = pipeline.run(
+            pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param)),
+            progress,
+        )
     out_dir = args.out or report_io.default_run_dir(Path("reports"), report.workload.name)
     files = {
         "report.json": report_to_json(report),

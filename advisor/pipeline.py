@@ -10,6 +10,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from advisor import environment, harness, torch_adapter
 from advisor.advise import advise, finalize_with_what_ifs, recompile_summary
@@ -32,6 +33,7 @@ class RunOptions:
     device: str = "auto"
     settings: Settings = field(default_factory=Settings)
     modes: tuple[str, ...] = ("eager", "default", "fullgraph")
+    params: tuple[tuple[str, Any], ...] = ()  # keyword arguments for the target's factory
 
 
 # Profiler sessions per run, each paired with its own unprofiled timing (see profile_calls).
@@ -41,7 +43,7 @@ PROFILE_SESSIONS = 4
 def run(options: RunOptions, progress: Progress = lambda _msg: None) -> Report:
     started = time.perf_counter()
     device = harness.resolve_device(options.device)
-    workload = load_target(options.target, device)
+    workload = load_target(options.target, device, dict(options.params))
     try:
         return analyse(workload, options, device, progress, started)
     finally:

@@ -58,8 +58,13 @@ def scenario_names() -> list[str]:
     return sorted(p.stem for p in SCENARIO_DIR.glob("*.py") if not p.stem.startswith("_"))
 
 
-def load_target(target: str, device: str) -> Workload:
-    """Resolve a target string to a Workload on `device`, or raise AdvisorError (one line)."""
+def load_target(target: str, device: str, params: Mapping[str, Any] | None = None) -> Workload:
+    """Resolve a target string to a Workload on `device`, or raise AdvisorError (one line).
+
+    `params` are passed to the factory as keyword arguments, so one factory can build many
+    workloads (e.g. `build(device, model="mixtral")`).
+    """
+    params = dict(params or {})
     module, factory_name, label = _resolve_factory_module(target)
     factory = getattr(module, factory_name, None)
     if factory is None:
@@ -68,18 +73,49 @@ def load_target(target: str, device: str) -> Workload:
         raise AdvisorError(f"{label}:{factory_name} is not callable")
     takes_device = _accepts_one_argument(factory)
     try:
-        produced = factory(device) if takes_device else factory()
+        produced = factory(device, **params) if takes_device else factory(**params)
     except AdvisorError:
         raise
+    except TypeError as exc:
+        if params and _rejects(factory, params):
+            raise AdvisorError(
+                f"factory {label}:{factory_name} does not take the parameter(s) "
+                f"{', '.join(sorted(params))}"
+            ) from exc
+        raise _factory_failed(label, factory_name, device, takes_device, params, exc) from exc
     except Exception as exc:  # the user's factory failed: report it, do not crash
-        raise AdvisorError(
-            f"factory {label}:{factory_name}({repr(device) if takes_device else ''}) raised "
-            f"{type(exc).__name__}: {first_line(exc)}"
-        ) from exc
+        raise _factory_failed(label, factory_name, device, takes_device, params, exc) from exc
     base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
     workload = coerce_workload(produced, default_name, f"{label}:{factory_name}")
     return workload if takes_device else _moved_to(workload, device)
+
+
+def _factory_failed(
+    label: str,
+    factory_name: str,
+    device: str,
+    takes_device: bool,
+    params: Mapping[str, Any],
+    exc: Exception,
+) -> AdvisorError:
+    shown = [repr(device)] if takes_device else []
+    shown += [f"{k}={v!r}" for k, v in params.items()]
+    return AdvisorError(
+        f"factory {label}:{factory_name}({', '.join(shown)}) raised "
+        f"{type(exc).__name__}: {first_line(exc)}"
+    )
+
+
+def _rejects(factory: Callable[..., Any], params: Mapping[str, Any]) -> bool:
+    """Whether the factory's signature cannot take these keyword arguments."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return False
+    return any(name not in signature.parameters for name in params)
 
 
 def _accepts_one_argument(factory: Callable[..., Any]) -> bool:

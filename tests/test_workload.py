@@ -76,3 +76,10 @@ def test_target_errors(target: str, message: str) -> None:
     with pytest.raises(AdvisorError, match=message) as info:
         load_target(target, "cpu")
     assert "\n" not in str(info.value)
+
+
+def test_factory_parameters() -> None:
+    w = load_target("tests/targets/good.py:sized", "cpu", {"size": 3, "scale": 2.0})
+    assert w.args[0].shape == (3,) and w.args[1] == 2.0
+    with pytest.raises(AdvisorError, match="does not take the parameter"):
+        load_target("tests/targets/good.py:sized", "cpu", {"colour": "red"})

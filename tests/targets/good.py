@@ -48,3 +48,8 @@ def device_agnostic():
 
 def device_agnostic_raises():
     raise ValueError("no data")
+
+
+def sized(device: str, size: int = 2, scale: float = 1.0):
+    """A factory with parameters (`--param size=3`)."""
+    return torch.mul, (torch.ones(size, device=device), scale)
