@@ -1,23 +1,33 @@
-"""Attribute: turn each profiled call into ordered segments and join them to graphs and breaks.
+"""Attribute: turn each profiled call into ordered segments, correct them for the profiler's
+distortion, and reduce them to per-region and per-break figures the cost model reads.
 
-Segment kinds (they tile the call's record exactly, nested regions carved out of their parent):
-- `entry`: from the call's start to the first guard lookup/region (the torch.compile wrapper);
-- `guard_lookup`: a `TorchDynamo Cache Lookup` (tagged with the region it guards);
-- `compiled` (X): region X up to the end of its graph call, and all of a region that ends in a
-  return (its return path is fixed region overhead);
-- `gap` (X): the rest of region X when X ends in a break: the break's eager work, output
-  reconstruction, the call into the resume function (nested regions excluded);
-- `eager`: time under the call outside any region between regions (a skipped frame's code; its
-  break id is set when the function's own frame was skipped);
-- `exit`: after the last region.
+Three steps, each a function of the previous step's records:
 
-Distortion: work (graph calls, top-level aten ops) keeps its profiled time less
-`overhead_us_per_event` per aten event in it. The rest of the call (runtime overhead: wrappers,
-guard lookups, Python) is what the profiler inflates most: its total is the unprofiled call
-(timed by `profile_calls` right before the profile) minus that work, shared out by profiled
-overhead time. An unprofiled call slower than the profile allows is machine drift and scales
-work and overhead alike. Finally everything is rescaled to the mode's median when one is given
-(the harness's, timed earlier), so the profile gives shares and the unprofiled timing totals.
+1. segment (`segment_call`): the profiler events under each call's record become segments that
+   tile the call exactly, nested regions carved out of their parent:
+   - `entry`: from the call's start to the first guard lookup/region (the torch.compile wrapper);
+   - `guard_lookup`: a `TorchDynamo Cache Lookup` (tagged with the region it guards);
+   - `compiled` (X): region X up to the end of its graph call, and all of a region that ends in
+     a return (its return path is fixed region overhead);
+   - `gap` (X): the rest of region X when X ends in a break: the break's eager work, output
+     reconstruction, the call into the resume function (nested regions excluded);
+   - `eager`: time under the call outside any region between regions (a skipped frame's code;
+     its break id is set when the function's own frame was skipped);
+   - `exit`: after the last region.
+2. correct (`calibrate`, `correct`): work (graph calls, top-level aten ops) keeps its profiled
+   time less `overhead_us_per_event` per aten event in it. The rest of the call (runtime
+   overhead: wrappers, guard lookups, Python) is what the profiler inflates most: its total is
+   the unprofiled call (timed right before the profile, per session) minus that work, shared out
+   by profiled overhead time. An unprofiled call slower than the profile allows is machine drift
+   and scales work and overhead alike. Then every call is rescaled to the mode's median (the
+   harness's, timed earlier), so the profile gives shares and the unprofiled timing totals. The
+   result is one typed table: a row per segment, with its work, overhead and compute-bound µs.
+3. reduce (`reduce_table`): medians per call over the table, per region (instances, graph time,
+   fixed overhead per instance, guard lookup) and per break (occurrences, owned time, its
+   tensor work and compute-bound part), plus the probe's prices (one more graph call, one
+   break's glue) measured the same way.
+
+No torch here: it runs on recorded artifacts (tests/data).
 """
 
 from __future__ import annotations
@@ -25,14 +35,12 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from advisor import torch_adapter as ta
-from advisor.capture import Capture
-from advisor.model import Attribution, BreakRecord, CallTimeline, GraphRecord, Segment
-from advisor.profile import ProfileTrace, TraceEvent, is_structural_event, median_unprofiled_us
-
-KINDS = ("entry", "guard_lookup", "compiled", "gap", "eager", "exit")
+from advisor.artifacts import Capture, FrameRecord, ProfileTrace, TraceEvent
+from advisor.model import Attribution, Calibration, CallTimeline, Segment
 
 
 @dataclass(frozen=True)
@@ -64,40 +72,6 @@ class CallSegments:
     total_us: float
     segments: tuple[RawSegment, ...]
     regions: tuple[RegionInstance, ...]
-
-
-@dataclass(frozen=True)
-class AttributionResult:
-    attribution: Attribution
-    breaks: tuple[BreakRecord, ...]
-    graphs: tuple[GraphRecord, ...]
-    region_us_per_call: dict[str, float]  # compiled time per call, per compile id (median)
-    gap_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id (median)
-    gap_work_us_per_call: dict[str, float] = field(default_factory=dict)  # aten work in gaps
-    # of which compute-bound ops, which would run as the same kernels compiled
-    gap_kept_us_per_call: dict[str, float] = field(default_factory=dict)
-    region_count_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
-    graph_region_count_per_call: dict[str, float] = field(
-        default_factory=dict
-    )  # of which call a graph
-    graph_call_us_per_call: dict[str, float] = field(default_factory=dict)  # per compile id
-    region_fixed_us: dict[str, float] = field(default_factory=dict)  # per instance, non-graph
-    resume_regions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per break id
-    # The price of one more graph call: a trivial compiled graph's call, profiled beside the
-    # workload (None without a probe in the trace).
-    graph_call_fixed_us: float | None = None
-    guard_lookup_us_per_call: float = 0.0
-    guard_lookup_us_by_region: dict[str, float] = field(default_factory=dict)  # per instance
-    guard_lookups_per_call: float = 0.0
-    eager_us_per_call: float = 0.0  # eager outside regions not tied to a break
-    skipped_eager_us_per_call: dict[str, float] = field(default_factory=dict)  # per break id
-    entry_us_per_call: float = 0.0
-    exit_us_per_call: float = 0.0
-    call_us: float = 0.0  # the per-call total the segments were scaled to (or profiled median)
-    profiled_call_us: float = 0.0  # median profiled call duration (inflated by the profiler)
-    calibration_ratio: float | None = None  # corrected profiled total / unprofiled median
-    scale: float = 1.0
-    warnings: tuple[str, ...] = ()
 
 
 # --- the segmenter ----------------------------------------------------------------------------
@@ -155,7 +129,7 @@ def _work_intervals(event: TraceEvent) -> list[WorkInterval]:
     for child in event.children:
         if _is_owner(child.name):
             continue
-        if child.name.startswith("aten::"):
+        if ta.is_aten_op(child.name):
             end = child.start_us + child.duration_us
             out.append((child.start_us, end, ta.keeps_time_compiled(child.name)))
         else:
@@ -183,7 +157,7 @@ def _is_owner(name: str) -> bool:
 def _event_starts(event: TraceEvent, stop_at_owners: bool = True) -> list[tuple[float, bool]]:
     """Start times of the profiler events an owner is charged for: itself and its non-owner
     descendants (folded subtrees are counted at their start)."""
-    starts = [(event.start_us, is_structural_event(event.name))]
+    starts = [(event.start_us, ta.is_structural_event(event.name))]
     for child in event.children:
         if stop_at_owners and _is_owner(child.name):
             continue
@@ -357,294 +331,331 @@ def _merge(segments: list[RawSegment]) -> list[RawSegment]:
     return out
 
 
-# --- the join ---------------------------------------------------------------------------------
+# --- correct: from profiled to unprofiled time ------------------------------------------------
 
 
-def probe_graph_call_us(probe_calls: tuple[TraceEvent, ...], overhead_us: float) -> float | None:
-    """Median time of the probe's graph call, corrected like the workload's graph calls (its
-    profiled time less the per-event cost of the aten events inside it)."""
-    values = []
-    for call in probe_calls:
-        graph_calls = [o for o in _owners_deep(call) if ta.is_graph_call_event(o.name)]
-        for g in graph_calls:
-            starts = _event_starts(g, stop_at_owners=False)
-            aten_events = sum(1 for _, structural in starts if not structural)
-            values.append(max(0.0, g.duration_us - aten_events * overhead_us))
-    return _median(values) if values else None
+@dataclass(frozen=True)
+class SegmentRow:
+    """One corrected segment of one call (µs): its work, its overhead, and of the work the
+    compute-bound part."""
+
+    call: int
+    kind: str
+    compile_id: str | None
+    break_id: str | None
+    work_us: float
+    overhead_us: float
+    kept_us: float = 0.0
+
+    @property
+    def duration_us(self) -> float:
+        return self.work_us + self.overhead_us
 
 
-def _owners_deep(event: TraceEvent) -> list[TraceEvent]:
-    out: list[TraceEvent] = []
-    for owner in _owners(event):
-        out.append(owner)
-        out.extend(_owners_deep(owner))
+@dataclass(frozen=True)
+class CallFactors:
+    """How one call's profiled segments become unprofiled ones."""
+
+    reference_us: float | None  # the unprofiled call time the split is made against
+    overhead_factor: float  # applied to profiled overhead
+    work_factor: float  # applied to corrected work (1 unless the machine drifted)
+    rescale: float  # then everything, to the mode's median
+    fallback: bool = False  # work alone exceeded the reference: all segments scaled alike
+
+
+def corrected_work(segment: RawSegment, per_event_us: float) -> float:
+    """A segment's work less the profiler's cost of the aten events in it."""
+    if not segment.work_us:
+        return 0.0
+    return max(0.0, segment.work_us - (segment.n_events - segment.n_struct) * per_event_us)
+
+
+def call_factors(
+    cs: CallSegments, reference_us: float | None, per_event_us: float, final_us: float | None
+) -> CallFactors:
+    """Split the reference time into corrected work and overhead; the profiler only ever inflates
+    overhead, so a reference above profiled work + overhead is drift and scales both alike."""
+    rescale = final_us / reference_us if final_us and reference_us else 1.0
+    target = reference_us or cs.total_us
+    work = sum(corrected_work(s, per_event_us) for s in cs.segments)
+    raw_overhead = sum(max(0.0, s.duration_us - s.work_us) for s in cs.segments)
+    budget = target - work
+    if budget < 0.05 * target or raw_overhead <= 0:
+        factor = target / cs.total_us if cs.total_us > 0 else 1.0
+        return CallFactors(reference_us, factor, factor, rescale, fallback=True)
+    if budget <= raw_overhead:
+        return CallFactors(reference_us, budget / raw_overhead, 1.0, rescale)
+    drift = target / (work + raw_overhead)
+    return CallFactors(reference_us, drift, drift, rescale)
+
+
+def correct(
+    index: int, cs: CallSegments, factors: CallFactors, per_event_us: float
+) -> list[SegmentRow]:
+    rows = []
+    for s in cs.segments:
+        if factors.fallback:  # keep each segment's profiled split, scaled alike
+            work = s.work_us * factors.work_factor
+            overhead = (s.duration_us - s.work_us) * factors.overhead_factor
+        else:
+            work = corrected_work(s, per_event_us) * factors.work_factor
+            overhead = max(0.0, s.duration_us - s.work_us) * factors.overhead_factor
+        kept = work * s.kept_us / s.work_us if s.work_us > 0 else 0.0
+        q = factors.rescale
+        rows.append(
+            SegmentRow(index, s.kind, s.compile_id, s.break_id, work * q, overhead * q, kept * q)
+        )
+    return rows
+
+
+def _references(trace: ProfileTrace, n: int) -> tuple[list[float | None], str]:
+    """Each profiled call's unprofiled reference: its session's median when the profile was
+    taken in sessions, else the median of all unprofiled calls, else none."""
+    if len(trace.call_unprofiled_us) == n and all(trace.call_unprofiled_us):
+        return list(trace.call_unprofiled_us), "sessions"
+    if trace.unprofiled_us:
+        return [statistics.median(trace.unprofiled_us)] * n, "sessions"
+    return [None] * n, "none"
+
+
+# --- reduce: medians per call -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegionSummary:
+    """One compile id's region, per call (medians over the profiled calls)."""
+
+    compile_id: str
+    instances: float
+    graph_instances: float  # instances that called a graph
+    time_us: float  # compiled segments (and gaps of a region that ends in no known break)
+    graph_call_us: float  # work inside its graph calls
+    lookup_us: float  # guard lookups that enter it
+
+    @property
+    def fixed_us(self) -> float | None:
+        """Per instance: the region's time beyond its graph call (wrappers, prologue, return);
+        None for a region without graph-call events."""
+        if not self.instances or self.graph_call_us <= 0:
+            return None
+        return max(0.0, (self.time_us - self.graph_call_us) / self.instances)
+
+    @property
+    def lookup_per_instance_us(self) -> float | None:
+        return self.lookup_us / self.instances if self.instances else None
+
+
+@dataclass(frozen=True)
+class SiteSummary:
+    """The time one break site owns, per call: the gaps after the regions it ends and, when a
+    frame it made Dynamo skip is the function itself, that frame's eager time."""
+
+    break_id: str
+    occurrences: float
+    owned_us: float
+    work_us: float  # eager aten work in that time
+    kept_us: float  # of which compute-bound
+    per_call_us: tuple[float, ...] = ()
+    resume_regions: tuple[str, ...] = ()  # regions entered right after its gap
+    # Region instances per call entered from its time (a call's first region excluded: it
+    # would exist with no break), and of those the ones that call a graph.
+    regions: float = 0.0
+    graph_regions: float = 0.0
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Per call (medians): the parts of the call outside regions and breaks."""
+
+    call_us: float
+    entry_us: float = 0.0
+    exit_us: float = 0.0
+    eager_us: float = 0.0  # eager time outside regions not tied to a break
+    lookup_us: float = 0.0
+    lookups: float = 0.0
+    compiled_us: float = 0.0  # compiled segments, gaps of regions ending in no known break
+    compiled_work_us: float = 0.0
+
+
+@dataclass(frozen=True)
+class ProbePrices:
+    """Measured on the probe (two tiny graphs split by one break), corrected and rescaled like
+    the workload: what one more break costs when it does no work."""
+
+    graph_call_us: float | None = None  # one graph call
+    glue_us: float | None = None  # the gap: reconstruction and the call into the resume
+    lookup_us: float | None = None  # one guard lookup with trivial guards
+    region_fixed_us: float | None = None  # one region's fixed part beyond its graph call
+    calls: int = 0
+
+
+@dataclass(frozen=True)
+class AttributionResult:
+    attribution: Attribution
+    rows: tuple[SegmentRow, ...]
+    regions: dict[str, RegionSummary]
+    sites: dict[str, SiteSummary]
+    totals: Totals
+    probe: ProbePrices = field(default_factory=ProbePrices)
+    warnings: tuple[str, ...] = ()
+
+
+def _median(values: Iterable[float]) -> float:
+    listed = list(values)
+    return float(statistics.median(listed)) if listed else 0.0
+
+
+RowValue = Callable[[SegmentRow], tuple[str | None, float]]
+
+
+def _per_call(rows: Iterable[SegmentRow], n: int, value: RowValue) -> dict[str, list[float]]:
+    """{key: per-call values (0 where a call lacks it)} for `value(row) -> (key, µs)`; rows
+    whose key is None are left out."""
+    acc: dict[str, list[float]] = defaultdict(lambda: [0.0] * n)
+    for row in rows:
+        key, amount = value(row)
+        if key is not None:
+            acc[key][row.call] += amount
+    return acc
+
+
+def reduce_table(
+    rows: list[SegmentRow], per_call: list[CallSegments], capture: Capture
+) -> tuple[dict[str, RegionSummary], dict[str, SiteSummary], Totals]:
+    n = len(per_call)
+    regions = _region_summaries(rows, per_call, n)
+    sites = _site_summaries(rows, per_call, capture, n)
+    totals = _totals(rows, per_call, n)
+    return regions, sites, totals
+
+
+def _region_summaries(
+    rows: list[SegmentRow], per_call: list[CallSegments], n: int
+) -> dict[str, RegionSummary]:
+    def region_time(r: SegmentRow) -> tuple[str | None, float]:
+        owned = r.kind == "compiled" or (r.kind == "gap" and not r.break_id)
+        return (r.compile_id if owned else None), r.duration_us
+
+    time = _per_call(rows, n, region_time)
+    graph = _per_call(
+        rows, n, lambda r: (r.compile_id if r.kind == "compiled" else None, r.work_us)
+    )
+    lookup = _per_call(
+        rows, n, lambda r: (r.compile_id if r.kind == "guard_lookup" else None, r.duration_us)
+    )
+    counts = _instance_counts(per_call, n, graph_only=False)
+    graph_counts = _instance_counts(per_call, n, graph_only=True)
+    return {
+        cid: RegionSummary(
+            cid,
+            _median(counts[cid]),
+            _median(graph_counts.get(cid, [0.0] * n)),
+            _median(time.get(cid, [0.0])),
+            _median(graph.get(cid, [0.0])),
+            _median(lookup.get(cid, [0.0])),
+        )
+        for cid in counts
+    }
+
+
+def _instance_counts(
+    per_call: list[CallSegments], n: int, graph_only: bool
+) -> dict[str, list[float]]:
+    counts: dict[str, list[float]] = defaultdict(lambda: [0.0] * n)
+    for index, cs in enumerate(per_call):
+        for r in cs.regions:
+            if r.calls_graph or not graph_only:
+                counts[r.compile_id][index] += 1
+    return counts
+
+
+def _site_summaries(
+    rows: list[SegmentRow], per_call: list[CallSegments], capture: Capture, n: int
+) -> dict[str, SiteSummary]:
+    def owned(r: SegmentRow) -> tuple[str | None, float]:
+        return (r.break_id if r.kind in ("gap", "eager") else None), r.duration_us
+
+    time = _per_call(rows, n, owned)
+    work = _per_call(rows, n, lambda r: (owned(r)[0], r.work_us))
+    kept = _per_call(rows, n, lambda r: (owned(r)[0], r.kept_us))
+    occurrences = _occurrences(per_call, capture, n)
+    resumes = _resume_regions(per_call)
+    entered, entered_graph = _regions_entered(per_call, n)
+    out = {}
+    for site in capture.sites:
+        values = time.get(site.id, [0.0] * n)
+        out[site.id] = SiteSummary(
+            site.id,
+            _median(occurrences.get(site.id, [0.0] * n)),
+            _median(values),
+            _median(work.get(site.id, [0.0])),
+            _median(kept.get(site.id, [0.0])),
+            tuple(round(v, 3) for v in values),
+            resumes.get(site.id, ()),
+            _median(entered.get(site.id, [0.0])),
+            _median(entered_graph.get(site.id, [0.0])),
+        )
     return out
 
 
-def _median_over_calls(values: list[float], n: int) -> float:
-    """Median per call of a quantity seen in `len(values)` of `n` calls (0 in the others)."""
-    return _median(values + [0.0] * (n - len(values)))
+def _regions_entered(
+    per_call: list[CallSegments], n: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Per break id and call: region instances entered from its gap or eager time."""
+    regions: dict[str, list[float]] = defaultdict(lambda: [0.0] * n)
+    graphs: dict[str, list[float]] = defaultdict(lambda: [0.0] * n)
+    for index, cs in enumerate(per_call):
+        instances = sorted(cs.regions, key=lambda r: r.start_us)
+        for region in instances[1:]:
+            owner = _owner_before(cs.segments, region.start_us)
+            if owner is not None:
+                regions[owner][index] += 1
+                graphs[owner][index] += 1 if region.calls_graph else 0
+    return regions, graphs
 
 
-def _median(values: list[float]) -> float:
-    return float(statistics.median(values)) if values else 0.0
+def _owner_before(segments: tuple[RawSegment, ...], start_us: float) -> str | None:
+    """The break whose gap (or skipped frame's eager time) was the last one before `start_us`."""
+    owner = None
+    for seg in segments:
+        if seg.start_us >= start_us:
+            break
+        if seg.kind in ("gap", "eager") and seg.break_id:
+            owner = seg.break_id
+        elif seg.kind == "entry":
+            owner = None
+    return owner
 
 
-def attribute(
-    trace: ProfileTrace, capture: Capture, unprofiled_median_ms: float | None = None
-) -> AttributionResult:
-    """Segment every profiled call, correct for profiler overhead, and join to the capture."""
-    warnings = list(trace.warnings)
-    per_call = [segment_call(call, capture) for call in trace.calls]
-    overhead = trace.overhead_us_per_event or 0.0
-    # The split between work and overhead is made against the unprofiled calls timed right
-    # before the profile (same machine phase); the result is then rescaled to the given median
-    # (the harness's, timed earlier), so drift between the two steps scales every segment alike
-    # instead of landing on the overhead.
-    local_us = median_unprofiled_us(trace)
-    given_us = unprofiled_median_ms * 1000.0 if unprofiled_median_ms is not None else None
-    unprofiled_us = local_us or given_us
-    # Each profiled call's own reference: its session's unprofiled median when the profile was
-    # taken in sessions (see `profile_calls`), else the one median.
-    refs = (
-        list(trace.call_unprofiled_us)
-        if len(trace.call_unprofiled_us) == len(per_call) and all(trace.call_unprofiled_us)
-        else [unprofiled_us] * len(per_call)
+def _kind_total(
+    rows: list[SegmentRow],
+    n: int,
+    kinds: tuple[str, ...],
+    with_break: bool | None = None,
+    work: bool = False,
+) -> float:
+    """Median per call of the segments of these kinds (with or without a break id)."""
+
+    def pick(r: SegmentRow) -> tuple[str | None, float]:
+        wanted = r.kind in kinds and (with_break is None or bool(r.break_id) == with_break)
+        return ("all" if wanted else None), (r.work_us if work else r.duration_us)
+
+    return _median(_per_call(rows, n, pick).get("all", [0.0] * n))
+
+
+def _totals(rows: list[SegmentRow], per_call: list[CallSegments], n: int) -> Totals:
+    lookups = [float(sum(1 for s in cs.segments if s.kind == "guard_lookup")) for cs in per_call]
+    return Totals(
+        call_us=_kind_total(rows, n, ("entry", "guard_lookup", "compiled", "gap", "eager", "exit")),
+        entry_us=_kind_total(rows, n, ("entry",)),
+        exit_us=_kind_total(rows, n, ("exit",)),
+        eager_us=_kind_total(rows, n, ("eager",), with_break=False),
+        lookup_us=_kind_total(rows, n, ("guard_lookup",)),
+        lookups=_median(lookups),
+        compiled_us=_kind_total(rows, n, ("compiled",))
+        + _kind_total(rows, n, ("gap",), with_break=False),
+        compiled_work_us=_kind_total(rows, n, ("compiled",), work=True),
     )
-    final_us = given_us or local_us
-    rescales = [final_us / ref if final_us and ref else 1.0 for ref in refs]
-    rescale = _median(rescales) if rescales else 1.0
-    # Work (graph calls, aten ops) is long-lived and lightly distorted: keep its profiled time,
-    # less the aten-op calibration per event. Everything else is runtime overhead (wrappers,
-    # guard lookups, Python between ops), which the profiler inflates most: its total comes from
-    # the unprofiled timing (the call minus its work), shared out by the profiled overhead time.
-    corrected: list[list[tuple[RawSegment, float, float]]] = []  # (segment, work, overhead)
-    budgets: list[float] = []
-    fallbacks = 0
-    for cs, ref in zip(per_call, refs, strict=True):
-        work = [
-            max(0.0, s.work_us - (s.n_events - s.n_struct) * overhead) if s.work_us else 0.0
-            for s in cs.segments
-        ]
-        raw_overhead = [max(0.0, s.duration_us - s.work_us) for s in cs.segments]
-        total_raw = sum(raw_overhead)
-        target = ref if ref else cs.total_us
-        budget = target - sum(work)
-        if budget < 0.05 * target or total_raw <= 0:
-            # The corrected work alone (nearly) exceeds the unprofiled call: the calibration
-            # does not fit this call, so fall back to scaling every segment alike.
-            fallbacks += 1
-            factor = target / cs.total_us if cs.total_us > 0 else 1.0
-            corrected.append(
-                [(s, s.work_us * factor, (s.duration_us - s.work_us) * factor) for s in cs.segments]
-            )
-            budgets.append(factor)
-            continue
-        # The profiler only ever inflates overhead: the unprofiled overhead is at most the
-        # profiled one. An unprofiled call slower than that allows is the machine drifting
-        # between the two measurements, which slows everything alike: then work and overhead
-        # are scaled alike, keeping the profile's split.
-        if budget <= total_raw:
-            factor, work_factor = budget / total_raw, 1.0
-        else:
-            factor = work_factor = target / (sum(work) + total_raw)
-        budgets.append(factor)
-        corrected.append(
-            [
-                (s, w * work_factor, o * factor)
-                for s, w, o in zip(cs.segments, work, raw_overhead, strict=True)
-            ]
-        )
-    corrected = [
-        [(s, w * q, o * q) for s, w, o in c] if q != 1.0 else c
-        for c, q in zip(corrected, rescales, strict=True)
-    ]
-    # A call that is nearly all work (large kernels) leaves the overhead within noise of zero,
-    # and some calls fall back; that is harmless for a few calls, worth a warning for most.
-    if fallbacks * 2 > len(per_call):
-        warnings.append(
-            f"{fallbacks} of {len(per_call)} profiled calls had more corrected work than the "
-            "unprofiled call time; their segments were scaled alike (shares less reliable)"
-        )
-    profiled_totals = [cs.total_us for cs in per_call]
-    corrected_totals = [sum(w + o for _, w, o in c) for c in corrected]
-    calibration_ratio = (
-        _median(profiled_totals) / unprofiled_us if unprofiled_us and profiled_totals else None
-    )
-    scale = _median(budgets) if budgets else 1.0
-    probe_us = probe_graph_call_us(trace.probe_calls, overhead)
-    graph_call_fixed = probe_us * rescale if probe_us is not None else None
-    source = (
-        "timed right before the profile" if local_us else "given: no unprofiled calls in the trace"
-    )
-    method = (
-        "work (graph calls, aten ops) from the profile, corrected for "
-        f"{overhead:.2f} µs per aten event ({trace.overhead_method or 'no calibration'}); "
-        "runtime overhead (wrappers, guard lookups, Python) totals the unprofiled median per "
-        f"call ({source}) minus that work, shared out by profiled overhead time "
-        f"(x{scale:.2f}); the profiled call was {calibration_ratio or 0:.2f}x the unprofiled one"
-        + (
-            f"; {fallbacks} of {len(per_call)} calls, with work above the unprofiled time, "
-            "scaled alike"
-            if fallbacks
-            else ""
-        )
-        if unprofiled_us
-        else f"profile only, work corrected for {overhead:.2f} µs per aten event"
-    )
-    if abs(rescale - 1.0) > 1e-9 and final_us:
-        method += (
-            f"; all segments then rescaled x{rescale:.2f} (median over calls) to the mode's "
-            f"median ({final_us:.1f} µs against {_median([r for r in refs if r]):.1f} µs at "
-            "profile time: machine drift)"
-        )
-    if graph_call_fixed is not None:
-        method += (
-            f"; one more graph call costs {graph_call_fixed:.2f} µs (a trivial compiled graph "
-            f"profiled alongside, median of {len(trace.probe_calls)} calls)"
-        )
-
-    timelines: list[CallTimeline] = []
-    sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
-    work_sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
-    kept_sums: dict[tuple[str, str | None, str | None], list[float]] = defaultdict(list)
-    covered = measured = 0.0
-    for index, (cs, corr) in enumerate(zip(per_call, corrected, strict=True)):
-        covered += sum(s.duration_us for s in cs.segments)
-        measured += cs.total_us
-        acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
-        work_acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
-        kept_acc: dict[tuple[str, str | None, str | None], float] = defaultdict(float)
-        segs: list[Segment] = []
-        cursor = 0.0
-        for raw, work_part, overhead_part in corr:
-            value = work_part + overhead_part
-            work_acc[(raw.kind, raw.compile_id, raw.break_id)] += work_part
-            if raw.work_us > 0:  # the compute-bound part of the work, corrected alike
-                kept_acc[(raw.kind, raw.compile_id, raw.break_id)] += (
-                    work_part * raw.kept_us / raw.work_us
-                )
-            segs.append(
-                Segment(raw.kind, round(cursor, 3), round(value, 3), raw.compile_id, raw.break_id)
-            )
-            cursor += value
-            acc[(raw.kind, raw.compile_id, raw.break_id)] += value
-        for key, value in acc.items():
-            sums[key].append(value)
-            work_sums[key].append(work_acc[key])
-            kept_sums[key].append(kept_acc[key])
-        timelines.append(CallTimeline(index, round(cursor, 3), tuple(segs)))
-    n = len(per_call)
-
-    med = {k: _median_over_calls(v, n) for k, v in sums.items()}
-    med_work = {k: _median_over_calls(v, n) for k, v in work_sums.items()}
-    graph_call: dict[str, float] = defaultdict(float)
-    gap_work: dict[str, float] = defaultdict(float)
-    gap_kept: dict[str, float] = defaultdict(float)
-    for (kind, cid, bid), value in med_work.items():
-        if kind == "compiled" and cid:
-            graph_call[cid] += value
-        elif kind in ("gap", "eager") and bid:
-            gap_work[bid] += value
-            gap_kept[bid] += _median_over_calls(kept_sums[(kind, cid, bid)], n)
-    region_us: dict[str, float] = defaultdict(float)
-    gap_us: dict[str, float] = defaultdict(float)
-    skipped_us: dict[str, float] = defaultdict(float)
-    lookup = eager = entry = exit_ = 0.0
-    lookup_by_region: dict[str, float] = defaultdict(float)
-    for (kind, cid, bid), value in med.items():
-        if kind == "compiled" and cid:
-            region_us[cid] += value
-        elif kind == "gap" and bid:
-            gap_us[bid] += value
-        elif kind == "gap" and cid:
-            region_us[cid] += value
-        elif kind == "guard_lookup":
-            lookup += value
-            if cid:
-                lookup_by_region[cid] += value
-        elif kind == "eager" and bid:
-            skipped_us[bid] += value
-        elif kind == "eager":
-            eager += value
-        elif kind == "entry":
-            entry += value
-        elif kind == "exit":
-            exit_ += value
-
-    counts = _region_counts(per_call, n)
-    occurrences = _break_occurrences(per_call, capture, n)
-    resumes = _resume_regions(per_call)
-    fixed = {
-        cid: max(0.0, region_us[cid] / counts[cid] - graph_call.get(cid, 0.0) / counts[cid])
-        for cid in region_us
-        if counts.get(cid) and graph_call.get(cid, 0.0) > 0
-    }
-    lookups_per_call = _median(
-        [float(sum(1 for s in cs.segments if s.kind == "guard_lookup")) for cs in per_call]
-    )
-
-    breaks = tuple(
-        _fill_break(
-            b, occurrences.get(b.id, 0.0), gap_us.get(b.id, 0.0) + skipped_us.get(b.id, 0.0)
-        )
-        for b in capture.breaks
-    )
-    seen = {r.compile_id for cs in per_call for r in cs.regions}
-    unknown = sorted(seen - {f.compile_id for f in capture.frames})
-    if unknown:
-        warnings.append(f"regions in the profile that the capture did not see: {unknown}")
-    coverage = covered / measured if measured > 0 else None
-    attribution = Attribution(
-        coverage=round(coverage, 4) if coverage is not None else None,
-        method=method,
-        profiled_calls=n,
-        profiler_overhead_us_per_event=overhead,
-        calls=tuple(timelines),
-    )
-    return AttributionResult(
-        attribution=attribution,
-        breaks=breaks,
-        graphs=capture.graphs,
-        region_us_per_call=dict(region_us),
-        gap_us_per_call=dict(gap_us),
-        region_count_per_call=counts,
-        graph_region_count_per_call=_region_counts(per_call, n, graph_only=True),
-        graph_call_us_per_call=dict(graph_call),
-        gap_work_us_per_call=dict(gap_work),
-        gap_kept_us_per_call=dict(gap_kept),
-        region_fixed_us=fixed,
-        resume_regions=resumes,
-        graph_call_fixed_us=graph_call_fixed,
-        guard_lookup_us_per_call=lookup,
-        guard_lookup_us_by_region={
-            cid: value / counts[cid] for cid, value in lookup_by_region.items() if counts.get(cid)
-        },
-        guard_lookups_per_call=lookups_per_call,
-        eager_us_per_call=eager,
-        skipped_eager_us_per_call=dict(skipped_us),
-        entry_us_per_call=entry,
-        exit_us_per_call=exit_,
-        call_us=(given_us or unprofiled_us) if unprofiled_us else _median(corrected_totals),
-        profiled_call_us=_median(profiled_totals),
-        calibration_ratio=calibration_ratio,
-        scale=scale,
-        warnings=tuple(warnings),
-    )
-
-
-def _region_counts(
-    per_call: list[CallSegments], n: int, graph_only: bool = False
-) -> dict[str, float]:
-    counts: dict[str, list[float]] = defaultdict(list)
-    for cs in per_call:
-        local: dict[str, float] = defaultdict(float)
-        for r in cs.regions:
-            if r.calls_graph or not graph_only:
-                local[r.compile_id] += 1
-        for cid, c in local.items():
-            counts[cid].append(c)
-    return {cid: _median_over_calls(v, n) for cid, v in counts.items()}
 
 
 def _resume_regions(per_call: list[CallSegments]) -> dict[str, tuple[str, ...]]:
@@ -661,40 +672,208 @@ def _resume_regions(per_call: list[CallSegments]) -> dict[str, tuple[str, ...]]:
     return {bid: tuple(sorted(cids)) for bid, cids in out.items()}
 
 
-def _break_occurrences(per_call: list[CallSegments], capture: Capture, n: int) -> dict[str, float]:
+def _occurrences(per_call: list[CallSegments], capture: Capture, n: int) -> dict[str, list[float]]:
     """How often each break runs per call: region instances that end in it, counting only the
     innermost ones. An instance whose span contains another instance ending in the same break
     only leads to it: a submodule break is seen by the outer frame (whose gap runs the inner
     frame) and by the inner frame, and happens once; a helper that breaks, called three times
     from resume functions nested in each other, happens three times. A skipped root frame
     counts once."""
-    values: dict[str, list[float]] = defaultdict(list)
+    values: dict[str, list[float]] = defaultdict(lambda: [0.0] * n)
     root_skip = capture.root_skip_break_id
-    for cs in per_call:
+    for index, cs in enumerate(per_call):
         ending: dict[str, list[RegionInstance]] = defaultdict(list)
         for r in cs.regions:
             frame = capture.frame(r.compile_id)
             if frame is not None and frame.end_break_id is not None:
                 ending[frame.end_break_id].append(r)
-        local: dict[str, float] = defaultdict(float)
         for bid, instances in ending.items():
-            for r in instances:
-                end = r.start_us + r.duration_us
-                contains_same = any(
-                    o is not r
-                    and r.start_us <= o.start_us
-                    and o.start_us + o.duration_us <= end
-                    and r.compile_id in o.ancestors
-                    for o in instances
+            values[bid][index] += sum(1 for r in instances if _innermost(r, instances))
+        if root_skip is not None and values[root_skip][index] == 0:
+            values[root_skip][index] = 1.0
+    return values
+
+
+def _innermost(r: RegionInstance, instances: list[RegionInstance]) -> bool:
+    end = r.start_us + r.duration_us
+    return not any(
+        o is not r
+        and r.start_us <= o.start_us
+        and o.start_us + o.duration_us <= end
+        and r.compile_id in o.ancestors
+        for o in instances
+    )
+
+
+# --- the probe --------------------------------------------------------------------------------
+
+
+def _probe_capture(call: TraceEvent) -> Capture:
+    """The probe's two regions as frames: the outer one ends in its break, the inner one in a
+    return (the probe is compiled in-process; its compile ids are read off the trace)."""
+    ids = sorted(
+        {cid for e in _owners_deep(call) if (cid := ta.region_compile_id(e.name)) is not None},
+        key=lambda cid: tuple(int(p) for p in cid.split("/") if p.isdigit()),
+    )
+    frames = [
+        FrameRecord(cid, "probe", "probe", ops=1, end_break_id="probe" if i == 0 else None)
+        for i, cid in enumerate(ids)
+    ]
+    return Capture(frames=tuple(frames), root_compile_id=ids[0] if ids else None)
+
+
+def _owners_deep(event: TraceEvent) -> list[TraceEvent]:
+    out: list[TraceEvent] = []
+    for owner in _owners(event):
+        out.append(owner)
+        out.extend(_owners_deep(owner))
+    return out
+
+
+def probe_prices(trace: ProfileTrace, rescale: float) -> ProbePrices:
+    """The probe's graph call, glue, guard lookup and region overhead, corrected against its own
+    unprofiled time like the workload's calls, then rescaled with them."""
+    if not trace.probe_calls:
+        return ProbePrices()
+    per_event = trace.overhead_us_per_event
+    reference = statistics.median(trace.probe_unprofiled_us) if trace.probe_unprofiled_us else None
+    graph, glue, lookup, fixed = [], [], [], []
+    for call in trace.probe_calls:
+        capture = _probe_capture(call)
+        cs = segment_call(call, capture)
+        factors = call_factors(cs, reference, per_event, None)
+        rows = correct(0, cs, factors, per_event)
+        regions = [r for r in cs.regions if r.calls_graph]
+        if len(regions) < 2:
+            continue
+        graph_work = sum(r.work_us for r in rows if r.kind == "compiled")
+        compiled = sum(r.duration_us for r in rows if r.kind == "compiled")
+        lookups = sum(r.duration_us for r in rows if r.kind == "guard_lookup")
+        graph.append(graph_work / len(regions))
+        fixed.append((compiled - graph_work) / len(regions))
+        glue.append(sum(r.duration_us for r in rows if r.kind == "gap"))
+        lookup.append(lookups / len(regions))
+    if not graph:
+        return ProbePrices(calls=len(trace.probe_calls))
+    return ProbePrices(
+        graph_call_us=_median(graph) * rescale,
+        glue_us=_median(glue) * rescale,
+        lookup_us=_median(lookup) * rescale,
+        region_fixed_us=_median(fixed) * rescale,
+        calls=len(graph),
+    )
+
+
+# --- the whole step ---------------------------------------------------------------------------
+
+
+def attribute(
+    trace: ProfileTrace, capture: Capture, unprofiled_median_ms: float | None = None
+) -> AttributionResult:
+    """Segment every profiled call, correct for profiler overhead, and reduce per region and
+    per break. `unprofiled_median_ms` is the mode's median the segments are rescaled to."""
+    warnings = list(trace.warnings)
+    per_call = [segment_call(call, capture) for call in trace.calls]
+    per_event = trace.overhead_us_per_event
+    refs, source = _references(trace, len(per_call))
+    final_us = unprofiled_median_ms * 1000.0 if unprofiled_median_ms is not None else None
+    if source == "none" and final_us:
+        refs, source = [final_us] * len(per_call), "given"
+    factors = [
+        call_factors(cs, ref, per_event, final_us) for cs, ref in zip(per_call, refs, strict=True)
+    ]
+    rows = [
+        row
+        for index, (cs, f) in enumerate(zip(per_call, factors, strict=True))
+        for row in correct(index, cs, f, per_event)
+    ]
+    regions, sites, totals = reduce_table(rows, per_call, capture)
+    rescale = _median(f.rescale for f in factors) if factors else 1.0
+    probe = probe_prices(trace, rescale)
+    fallbacks = sum(f.fallback for f in factors)
+    if fallbacks * 2 > len(per_call):
+        warnings.append(
+            f"{fallbacks} of {len(per_call)} profiled calls had more corrected work than the "
+            "unprofiled call time; their segments were scaled alike (shares less reliable)"
+        )
+    warnings += _unknown_regions(per_call, capture)
+    calibration = _calibration(trace, per_call, factors, refs, source, final_us, probe)
+    attribution = Attribution(
+        coverage=_coverage(per_call),
+        profiled_calls=len(per_call),
+        calibration=calibration,
+        calls=_timelines(rows, len(per_call)),
+    )
+    return AttributionResult(
+        attribution, tuple(rows), regions, sites, totals, probe, tuple(warnings)
+    )
+
+
+def _coverage(per_call: list[CallSegments]) -> float | None:
+    covered = sum(s.duration_us for cs in per_call for s in cs.segments)
+    measured = sum(cs.total_us for cs in per_call)
+    return round(covered / measured, 4) if measured > 0 else None
+
+
+def _unknown_regions(per_call: list[CallSegments], capture: Capture) -> list[str]:
+    seen = {r.compile_id for cs in per_call for r in cs.regions}
+    unknown = sorted(seen - {f.compile_id for f in capture.frames})
+    return [f"regions in the profile that the capture did not see: {unknown}"] if unknown else []
+
+
+def _timelines(rows: list[SegmentRow], n: int) -> tuple[CallTimeline, ...]:
+    out = []
+    for index in range(n):
+        segments, cursor = [], 0.0
+        for row in (r for r in rows if r.call == index):
+            segments.append(
+                Segment(
+                    row.kind,
+                    round(cursor, 3),
+                    round(row.duration_us, 3),
+                    row.compile_id,
+                    row.break_id,
+                    round(row.work_us, 3),
                 )
-                if not contains_same:
-                    local[bid] += 1
-        if root_skip is not None and local.get(root_skip, 0) == 0:
-            local[root_skip] = 1.0
-        for bid, v in local.items():
-            values[bid].append(v)
-    return {bid: _median(v + [0.0] * (n - len(v))) for bid, v in values.items()}
+            )
+            cursor += row.duration_us
+        out.append(CallTimeline(index, round(cursor, 3), tuple(segments)))
+    return tuple(out)
 
 
-def _fill_break(b: BreakRecord, occurrences: float, gap_us: float) -> BreakRecord:
-    return replace(b, occurrences_per_call=occurrences, gap_ms=round(gap_us / 1000.0, 6))
+def _calibration(
+    trace: ProfileTrace,
+    per_call: list[CallSegments],
+    factors: list[CallFactors],
+    refs: list[float | None],
+    source: str,
+    final_us: float | None,
+    probe: ProbePrices,
+) -> Calibration:
+    event = trace.calibration
+    known = [r for r in refs if r]
+    reference = _median(known) if known else None
+    profiled = _median(cs.total_us for cs in per_call) if per_call else None
+    whole_call = None
+    if per_call and trace.unprofiled_us:
+        events = _median(float(c.n_events) for c in trace.calls)
+        whole_call = (profiled or 0.0) - statistics.median(trace.unprofiled_us)
+        whole_call = whole_call / max(events, 1.0)
+    return Calibration(
+        overhead_us_per_event=trace.overhead_us_per_event,
+        calibration_profiled_us=event.profiled_us if event else None,
+        calibration_bare_us=event.bare_us if event else None,
+        events_per_op=event.events_per_op if event else None,
+        reference=source,
+        sessions=trace.sessions,
+        reference_us=reference,
+        step_us=final_us or reference,
+        overhead_scale=_median(f.overhead_factor for f in factors) if factors else 1.0,
+        rescale=_median(f.rescale for f in factors) if factors else 1.0,
+        profiled_ratio=(profiled / reference) if profiled and reference else None,
+        fallback_calls=sum(f.fallback for f in factors),
+        graph_call_us=probe.graph_call_us,
+        glue_us=probe.glue_us,
+        probe_calls=probe.calls,
+        whole_call_us_per_event=whole_call,
+    )

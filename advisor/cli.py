@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from advisor.errors import AdvisorError, first_line
-from advisor.model import Settings, report_to_json
+from advisor.model import Settings
 
 
 def _int_at_least(minimum: int, wording: str) -> Callable[[str], int]:
@@ -167,6 +167,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from advisor import pipeline, report_io
     from advisor.render.console import render_text
     from advisor.render.html import render_html
+    from advisor.render.json_report import render_json
     from advisor.render.markdown import render_markdown
 
     settings = Settings(
@@ -194,7 +195,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
     out_dir = args.out or report_io.default_run_dir(Path("reports"), report.workload.name)
     files = {
-        "report.json": report_to_json(report),
+        "report.json": render_json(report),
         "report.md": render_markdown(report),
         "report.html": render_html(report),
     }
@@ -213,7 +214,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
     report = report_io.load_report(args.report)
     if args.format == "json":
-        print(report_to_json(report))
+        from advisor.render.json_report import render_json
+
+        print(render_json(report))
     elif args.format == "md":
         from advisor.render.markdown import render_markdown
 

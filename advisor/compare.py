@@ -10,13 +10,11 @@ across machines measures the machines too.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
-
-from advisor.model import Report, WorkloadInfo
+from advisor import stats
+from advisor.model import LatencyStats, Report, WorkloadInfo
+from advisor.paths import display_path
 
 COMPARE_SCHEMA_VERSION = 1
 
@@ -58,9 +56,8 @@ class Comparison:
 
 
 def compare_reports(
-    before: Report, after: Report, alpha: float = 0.05, resamples: int = 2000, seed: int = 0
+    before: Report, after: Report, alpha: float = 0.05, seed: int = 0
 ) -> Comparison:
-    rng = np.random.default_rng(seed)
     warnings: list[str] = []
     for label, b, a in (
         ("torch", before.environment.torch, after.environment.torch),
@@ -75,9 +72,7 @@ def compare_reports(
         if mb is None and ma is None:
             continue
         modes.append(
-            _mode_delta(
-                name, mb.latency if mb else None, ma.latency if ma else None, alpha, resamples, rng
-            )
+            _mode_delta(name, mb.latency if mb else None, ma.latency if ma else None, alpha, seed)
         )
     small = [d.mode for d in modes if 0 < min(d.before_n, d.after_n) < 8]
     if small:
@@ -92,7 +87,13 @@ def compare_reports(
     )
 
 
-def _mode_delta(name, before, after, alpha, resamples, rng) -> ModeDelta:  # type: ignore[no-untyped-def]
+def _mode_delta(
+    name: str,
+    before: LatencyStats | None,
+    after: LatencyStats | None,
+    alpha: float,
+    seed: int,
+) -> ModeDelta:
     if before is None or after is None or not before.samples_ms or not after.samples_ms:
         return ModeDelta(
             name,
@@ -101,64 +102,35 @@ def _mode_delta(name, before, after, alpha, resamples, rng) -> ModeDelta:  # typ
             before_n=before.n if before else 0,
             after_n=after.n if after else 0,
         )
-    b = np.asarray(before.samples_ms, dtype=float)
-    a = np.asarray(after.samples_ms, dtype=float)
-    ratio = float(np.median(a) / np.median(b))
-    boot_b = np.median(rng.choice(b, size=(resamples, b.size), replace=True), axis=1)
-    boot_a = np.median(rng.choice(a, size=(resamples, a.size), replace=True), axis=1)
-    ratios = boot_a / boot_b
-    low, high = (float(v) for v in np.quantile(ratios, [alpha / 2, 1 - alpha / 2]))
-    p = mann_whitney_p(b, a)
+    ratio, low, high = stats.median_ratio_ci(
+        before.samples_ms, after.samples_ms, confidence=1 - alpha, seed=seed
+    )
+    p = stats.mann_whitney_p(before.samples_ms, after.samples_ms)
     significant = p < alpha and (high < 1.0 or low > 1.0)
     verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
     return ModeDelta(
         name,
-        float(np.median(b)),
-        float(np.median(a)),
+        before.median_ms,
+        after.median_ms,
         ratio,
         low,
         high,
         p,
         significant,
         verdict,
-        int(b.size),
-        int(a.size),
+        before.n,
+        after.n,
     )
 
 
-def mann_whitney_p(x: np.ndarray, y: np.ndarray) -> float:
-    """Two-sided Mann-Whitney U p-value (normal approximation with tie correction)."""
-    n1, n2 = x.size, y.size
-    combined = np.concatenate([x, y])
-    order = combined.argsort(kind="mergesort")
-    ranks = np.empty(combined.size, dtype=float)
-    sorted_vals = combined[order]
-    i = 0
-    while i < combined.size:  # average ranks over ties
-        j = i
-        while j + 1 < combined.size and sorted_vals[j + 1] == sorted_vals[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2
-    mean_u = n1 * n2 / 2
-    _, counts = np.unique(combined, return_counts=True)
-    n = n1 + n2
-    tie_term = float(((counts**3) - counts).sum()) / (n * (n - 1)) if n > 1 else 0.0
-    var_u = n1 * n2 / 12 * ((n + 1) - tie_term)
-    if var_u <= 0:
-        return 1.0
-    z = (abs(u1 - mean_u) - 0.5) / math.sqrt(var_u)  # continuity correction
-    return float(math.erfc(max(z, 0.0) / math.sqrt(2)))
-
-
-def _break_key(gb_code: str | None, gb_type: str, file: str, line: int) -> str:
-    return f"{gb_code or gb_type} @ {Path(file).name}:{line}"
+def _break_key(report: Report, index: int) -> str:
+    site = report.breaks[index].site
+    return f"{site.gb_code or site.gb_type} @ {display_path(site.where.file)}:{site.where.line}"
 
 
 def _break_deltas(before: Report, after: Report) -> tuple[BreakDelta, ...]:
-    b = {_break_key(x.gb_code, x.gb_type, x.file, x.line): x for x in before.breaks}
-    a = {_break_key(x.gb_code, x.gb_type, x.file, x.line): x for x in after.breaks}
+    b = {_break_key(before, i): e for i, e in enumerate(before.breaks)}
+    a = {_break_key(after, i): e for i, e in enumerate(after.breaks)}
     deltas = []
     for key in list(b) + [k for k in a if k not in b]:
         xb, xa = b.get(key), a.get(key)
@@ -168,8 +140,8 @@ def _break_deltas(before: Report, after: Report) -> tuple[BreakDelta, ...]:
         deltas.append(
             BreakDelta(
                 key,
-                ref.gb_code,
-                f"{Path(ref.file).name}:{ref.line}",
+                ref.site.gb_code,
+                f"{display_path(ref.site.where.file)}:{ref.site.where.line}",
                 status,
                 xb.cost_ms if xb else None,
                 xa.cost_ms if xa else None,

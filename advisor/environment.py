@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
@@ -30,4 +31,21 @@ def describe(device: str) -> Environment:
         platform=f"{platform.system()} {platform.machine()}",
         cpu_threads=torch.get_num_threads(),
         cuda=cuda,
+        load_average=load_average(),
+        cpu_affinity=cpu_affinity(),
     )
+
+
+def load_average() -> tuple[float, ...]:
+    """os.getloadavg() (1, 5 and 15 minutes) where the platform has it."""
+    try:
+        return tuple(round(v, 2) for v in os.getloadavg())
+    except (AttributeError, OSError):
+        return ()
+
+
+def cpu_affinity() -> tuple[int, ...]:
+    try:
+        return tuple(sorted(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return ()

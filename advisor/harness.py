@@ -37,6 +37,8 @@ from advisor.workload import Workload
 
 COMPILED_MODES = ("default", "fullgraph")
 
+CompileFn = Callable[[Callable[..., Any], Any, bool], Callable[..., Any]]
+
 
 class Timer(Protocol):
     def now(self) -> float: ...
@@ -143,7 +145,7 @@ def measure(
     timer: Timer | None = None,
     modes: tuple[str, ...] = ("eager", "default", "fullgraph"),
     observers: Mapping[str, Observer] | None = None,
-    compile_fn: Callable[[Callable[..., Any], Any, bool], Callable[..., Any]] | None = None,
+    compile_fn: CompileFn | None = None,
     memory: bool = True,
 ) -> HarnessRun:
     """Run every mode and return their results plus the warm callables.
@@ -268,16 +270,13 @@ def _first_call_compiled(
     workload: Workload,
     timer: Timer,
     settings: Settings,
-    compile_fn: Callable[[Callable[..., Any], Any, bool], Callable[..., Any]],
+    compile_fn: CompileFn,
     observer: Observer | None,
     reference: Any,
 ) -> ModeRun:
     torch_adapter.reset_dynamo()
     backend = torch_adapter.InductorBackend(mode)
-    compiled = compile_fn(workload.fn, backend, mode == "fullgraph")
-
-    def call() -> Any:
-        return compiled(*workload.args, **workload.kwargs)
+    call = compiled_call(workload, backend, mode == "fullgraph", compile_fn)
 
     with observer() if observer is not None else contextlib.nullcontext():
         timer.sync()
@@ -315,17 +314,35 @@ def _first_call_compiled(
     return ModeRun(mode, call, result, output, backend)
 
 
-def _probe_graph(x: torch.Tensor) -> torch.Tensor:
-    return x * 2.0 + 1.0  # one fused kernel, one output: a graph call with almost no work
+def compiled_call(
+    workload: Workload, backend: Any, fullgraph: bool, compile_fn: CompileFn | None = None
+) -> Callable[[], Any]:
+    """One call of the workload compiled with `backend`: its callable compiled, or, with
+    `compiled_module`, the callable run eagerly around that module compiled in place."""
+    compile_fn = compile_fn or torch_adapter.compile_mode
+    module = workload.compiled_module
+    if module is None:
+        compiled = compile_fn(workload.fn, backend, fullgraph)
+        return lambda: compiled(*workload.args, **workload.kwargs)
+    compiled_impl = compile_fn(torch_adapter.module_call_impl(module), backend, fullgraph)
+
+    def call() -> Any:
+        torch_adapter.use_compiled_call(module, compiled_impl)
+        try:
+            return workload()
+        finally:
+            torch_adapter.use_compiled_call(module, None)
+
+    return call
 
 
-def graph_call_probe(device: str) -> Callable[[], Any]:
-    """A warm call of a trivial graph compiled like the workload's default mode (Inductor, its
-    own backend object), without resetting Dynamo so the workload's compiled code stays live.
-    Profiled beside the workload, its graph call is the price of one more graph call: what
-    a break adds on top of its region's wrappers (see `attribute`)."""
+def break_probe(device: str) -> Callable[[], Any]:
+    """A warm call of the probe (two tiny graphs split by one break) compiled like the
+    workload's default mode (Inductor, its own backend object), without resetting Dynamo so the
+    workload's compiled code stays live. Profiled beside the workload, it prices one more graph
+    call and one break's glue (see `attribute.probe_prices`)."""
     backend = torch_adapter.InductorBackend("probe")
-    compiled = torch.compile(_probe_graph, backend=backend)
+    compiled = torch_adapter.compile_mode(torch_adapter.break_probe_function(), backend, False)
     x = torch.ones(8, device=device)
 
     def call() -> Any:
@@ -432,10 +449,8 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 
 def compare_outputs(expected: Any, actual: Any) -> tuple[bool, float | None]:
     """Whether `actual` matches `expected` (nested tensors/containers), and the max abs diff."""
-    from torch.utils._pytree import tree_flatten
-
-    exp_leaves, exp_spec = tree_flatten(expected)
-    act_leaves, act_spec = tree_flatten(actual)
+    exp_leaves, exp_spec = torch_adapter.tree_leaves_and_spec(expected)
+    act_leaves, act_spec = torch_adapter.tree_leaves_and_spec(actual)
     if exp_spec != act_spec:
         return False, None
     worst: float | None = None

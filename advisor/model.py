@@ -1,9 +1,21 @@
 """The result model: plain frozen dataclasses with a versioned JSON round trip.
 
-Every stage of the pipeline produces values of these types; renderers consume them. A report
-written by this version and loaded again gives an equal object (see `report_from_json`).
-Fields may be added (with defaults) without bumping the schema version; renaming or removing a
-field, or changing its meaning, bumps `SCHEMA_VERSION`.
+Records carry facts and numbers; sentences are written by the renderers (`advisor.render`).
+Each stage of the pipeline writes its own records and never rewrites another stage's:
+
+- harness:   `ModeResult` (with `LatencyStats`, `ModeError`), `Environment`
+- capture:   `GraphRecord`, `BreakSite` (where Dynamo breaks, its registry code, the frames it
+             splits), `RecompileRecord`
+- what-ifs:  `WhatIf` (one per config knob tried, listing the sites it removed)
+- attribute: `Attribution` (per-call segments, the `Calibration` that scaled them)
+- advise:    `BreakEntry` (a root cause: its sites, `CostTerms`, `CostParts`, `Savings`,
+             `Decision`), `Ledger`, `Action`, `RecompileAdvice`
+
+A report written by this version and loaded again gives an equal object. Fields may be added
+(with defaults) without bumping `SCHEMA_VERSION`; renaming or removing a field, or changing its
+meaning, bumps it. The JSON renderer (`advisor.render.json_report`) adds documented convenience
+fields (each break's `gb_code`, `file`, `line`, `verdict`, `why`, `recipe`, ...; each action's
+`title`) that are derived from these records and ignored when the report is read back.
 """
 
 from __future__ import annotations
@@ -15,9 +27,12 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MODES = ("eager", "default", "fullgraph")
+
+
+# --- what was measured, where ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -25,6 +40,7 @@ class WorkloadInfo:
     name: str
     target: str
     device: str
+    params: tuple[tuple[str, str], ...] = ()  # factory keyword arguments, as JSON text
 
 
 @dataclass(frozen=True)
@@ -35,11 +51,13 @@ class Environment:
     platform: str = ""
     cpu_threads: int = 0
     cuda: str | None = None
+    load_average: tuple[float, ...] = ()  # os.getloadavg() when the run started (1, 5, 15 min)
+    cpu_affinity: tuple[int, ...] = ()  # CPUs the process was pinned to while measuring
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The harness options a report was measured with."""
+    """The harness and advice options a report was made with."""
 
     warmup: int = 3
     repeats: int = 20
@@ -48,7 +66,10 @@ class Settings:
     threads: int | None = None
     profile_calls: int = 20
     what_if: bool = True
-    ignore_share: float = 0.01  # breaks cheaper than this share of the step are "ignore"
+    ignore_share: float = 0.01  # entries whose saving is below this share of the step: "ignore"
+
+
+# --- harness ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,10 @@ class LatencyStats:
     min_ms: float = 0.0
     max_ms: float = 0.0
     calls_per_sample: int = 1
+
+    @property
+    def relative_iqr(self) -> float | None:
+        return self.iqr_ms / self.median_ms if self.median_ms > 0 else None
 
 
 @dataclass(frozen=True)
@@ -84,12 +109,25 @@ class ModeResult:
     first_call_s: float | None = None
     latency: LatencyStats | None = None
     peak_memory_bytes: int | None = None
-    memory_method: str = ""
+    memory_method: str = ""  # "cpu_profiler" | "cuda_allocator"
     recompiles: int = 0
     matches_eager: bool | None = None
     max_abs_diff: float | None = None
     error: ModeError | None = None
     graph_count: int | None = None
+
+
+# --- capture ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Location:
+    """A source line: absolute path, 1-based line, function, and the line's text."""
+
+    file: str
+    line: int
+    function: str = ""
+    code: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,70 +145,102 @@ class GraphRecord:
 
 
 @dataclass(frozen=True)
-class WhatIf:
-    """A measured counterfactual: the same workload compiled with a knob that removes a break."""
+class BreakSite:
+    """One graph break as Dynamo reported it: registry code at the line where Dynamo broke.
 
-    knob: str
-    status: str  # "measured" | "failed" | "not_applicable"
-    removes_break: bool | None = None
-    baseline_ms: float | None = None
-    variant_ms: float | None = None
-    saving_ms: float | None = None
-    saving_noise_ms: float | None = None
-    estimated_saving_ms: float | None = None
-    matches_eager: bool | None = None
-    behaviour_warning: str | None = None
-    note: str = ""
-    new_breaks: tuple[str, ...] = ()  # breaks in the variant that the original did not have
-
-
-@dataclass(frozen=True)
-class BreakRecord:
-    """One user-level graph break: a registry code at one user source line."""
+    `where` is the innermost frame of Dynamo's traceback: the line where it stopped, library
+    code included. Every compile id that broke there is folded in (a break inside a submodule
+    is met by the frame that calls the submodule and by the submodule's own frame).
+    """
 
     id: str
     gb_code: str | None
     gb_type: str
-    file: str
-    line: int
-    code: str = ""
-    function: str = ""
+    where: Location
     explanation: str = ""
     hints: tuple[str, ...] = ()
-    reason: str = ""
-    outer_file: str | None = None
-    outer_line: int | None = None
-    outer_function: str | None = None
-    # Where Dynamo stopped, when that is not the user line above: inside library code (torch,
-    # a third-party package) reached from it, e.g. a graph_break() inside `optimizer.step()`.
-    break_file: str | None = None
-    break_line: int | None = None
+    # The innermost frame of the user's own code that reaches `where`, when that is another line
+    # (a user line calling into a library that breaks).
+    reached_from: Location | None = None
+    # Lines of compiled frames that end their graph because of this break, other than `where`
+    # itself: the caller frames that break at the call into it.
+    also_at: tuple[Location, ...] = ()
     compile_ids: tuple[str, ...] = ()
-    frame_skipped: bool = False
-    skip_code: str | None = None
-    occurrences_per_call: float = 0.0
-    gap_ms: float | None = None
-    cost_ms: float | None = None
-    cost_share: float | None = None
-    cost_uncertainty_ms: float | None = None
-    verdict: str | None = None  # "rewrite" | "isolate" | "ignore"
-    category: str | None = None
-    why: str = ""
-    recipe: str = ""
+    # Compile ids of frames Dynamo gave up on while handling this break (run entirely eager).
+    skipped_frames: tuple[str, ...] = ()
+    skip_code: str | None = None  # the chained code that made Dynamo skip, e.g. GB7000 (loop)
     doc_url: str | None = None
-    group: str | None = None
-    what_if: WhatIf | None = None
+
+    @property
+    def frame_skipped(self) -> bool:
+        return bool(self.skipped_frames) or self.skip_code is not None
+
+
+@dataclass(frozen=True)
+class RecompileRecord:
+    compile_id: str
+    function: str
+    reason: str
+    compile_s: float | None = None
+
+
+# --- what-ifs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A measured counterfactual: the workload compiled again with one Dynamo config knob.
+
+    Baseline and variant are compiled in the same process and timed with the harness's method;
+    `saving_ms` is baseline minus variant per call, with a bootstrap 95% interval.
+    """
+
+    knob: str  # e.g. "capture_scalar_outputs=True"
+    setting: str  # the config attribute
+    fix: str  # the kind of fix the knob amounts to: "isolate" | "rewrite" | "delete"
+    status: str  # "measured" | "failed"
+    targets: tuple[str, ...] = ()  # site ids the knob was tried for
+    removed: tuple[str, ...] = ()  # of those, the ones the variant no longer has
+    new_breaks: tuple[Location, ...] = ()  # breaks in the variant that the original did not have
+    remaining: int = 0  # breaks left in the variant
+    baseline_ms: float | None = None
+    variant_ms: float | None = None
+    saving_ms: float | None = None
+    saving_ci_ms: tuple[float, float] | None = None
+    rounds: int = 0
+    interleaved: bool = True  # False: timed one after the other (the original skips frames)
+    matches_eager: bool | None = None
+    stdout_chars: tuple[int, int] | None = None  # per call, (original, variant)
+    behaviour_change: str | None = None  # the knob's documented behaviour change (a key)
+    recompiled_while_timed: bool = False
+    error: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        """Measured, every target removed, nothing new in their place, outputs match eager."""
+        return (
+            self.status == "measured"
+            and bool(self.targets)
+            and set(self.targets) <= set(self.removed)
+            and not self.new_breaks
+            and self.matches_eager is not False
+        )
+
+
+# --- attribution ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Segment:
-    """A stretch of one call: entry, guard_lookup, compiled, gap, eager or exit."""
+    """A stretch of one call: entry, guard_lookup, compiled, gap, eager or exit (µs, after
+    calibration), the part of it that is work (graph calls, aten ops), and what it belongs to."""
 
     kind: str
     start_us: float
     duration_us: float
     compile_id: str | None = None
     break_id: str | None = None
+    work_us: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -181,21 +251,191 @@ class CallTimeline:
 
 
 @dataclass(frozen=True)
-class Attribution:
-    coverage: float | None = None
-    method: str = ""
-    profiled_calls: int = 0
-    profiler_overhead_us_per_event: float | None = None
-    calls: tuple[CallTimeline, ...] = ()
+class Calibration:
+    """How profiled times were turned into unprofiled ones (see `advisor.attribute`)."""
+
+    overhead_us_per_event: float = 0.0  # profiler cost of one aten event
+    calibration_profiled_us: float | None = None  # tiny aten op, profiled, per op
+    calibration_bare_us: float | None = None  # the same op unprofiled
+    events_per_op: float | None = None
+    reference: str = "none"  # "sessions" | "given" | "none": what the split was made against
+    sessions: int = 0
+    reference_us: float | None = None  # median unprofiled call at profile time
+    step_us: float | None = None  # the mode's median the segments were rescaled to
+    overhead_scale: float = 1.0  # median factor applied to profiled overhead
+    rescale: float = 1.0  # median factor from profile-time to the mode's median (drift)
+    profiled_ratio: float | None = None  # median profiled call / unprofiled reference
+    fallback_calls: int = 0  # calls whose work exceeded the reference: scaled alike
+    graph_call_us: float | None = None  # one more graph call: the probe's graph call
+    glue_us: float | None = None  # one break's reconstruction + resume call: the probe's gap
+    probe_calls: int = 0
+    whole_call_us_per_event: float | None = None  # cross-check from whole calls
 
 
 @dataclass(frozen=True)
-class RecompileRecord:
+class Attribution:
+    coverage: float | None = None
+    profiled_calls: int = 0
+    calibration: Calibration = field(default_factory=Calibration)
+    calls: tuple[CallTimeline, ...] = ()
+
+
+# --- advice -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CostTerms:
+    """The cost model's measured terms for one entry, per call (see `advisor.cost`)."""
+
+    regions: float = 0.0  # extra compiled regions per call that exist because of this entry
+    graph_regions: float = 0.0  # of which call a compiled graph
+    guard_lookup_us: float = 0.0  # per region
+    region_overhead_us: float = 0.0  # per region that calls a graph (wrappers, prologue)
+    graph_call_us: float = 0.0  # per extra graph call
+    glue_us: float = 0.0  # per occurrence: output reconstruction and the call into the resume
+    gap_us: float = 0.0  # measured eager time the entry owns (gaps, a skipped frame's time)
+    tensor_work_us: float = 0.0  # eager aten work in that time
+    kept_us: float = 0.0  # of which compute-bound ops: the same kernels compiled
+    spread_us: float = 0.0  # per-call spread of the owned time and the region overheads
+    overhead_cap: float = 1.0  # <1 where the entries' fixed costs were scaled to the profile's
+    skipped_frame: bool = False  # the owned time is a frame Dynamo runs eagerly
+
+    @property
+    def fixed_us(self) -> float:
+        """Extra regions, their guard lookups and graph calls, after the cap."""
+        per_graph = self.region_overhead_us + self.graph_call_us
+        return (self.regions * self.guard_lookup_us + self.graph_regions * per_graph) * (
+            self.overhead_cap
+        )
+
+
+@dataclass(frozen=True)
+class CostParts:
+    """An entry's share of the step, split by what a fix removes (ms per call).
+
+    overhead + tensor work + Python work = the entry's share of the ledger.
+    """
+
+    overhead_ms: float = 0.0  # goes with any fix that removes the break
+    tensor_work_ms: float = 0.0  # eager aten work; compiled, it fuses (less `kept_ms`)
+    kept_ms: float = 0.0  # of the tensor work: compute-bound, same time compiled
+    python_work_ms: float = 0.0  # the code at the line and below: stays if moved or isolated
+
+    @property
+    def total_ms(self) -> float:
+        return self.overhead_ms + self.tensor_work_ms + self.python_work_ms
+
+
+@dataclass(frozen=True)
+class Savings:
+    """What each kind of fix saves per call, in ms; None where the fix does not apply."""
+
+    isolate: float | None = None  # move it out / reorder / disable a small boundary
+    rewrite: float | None = None  # express it in tensor code (or a knob that traces it)
+    delete: float | None = None  # remove it (debug output, a check that can go)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict on one entry and the numbers that decided it."""
+
+    verdict: str  # "rewrite" | "isolate" | "ignore"
+    category: str  # taxonomy key, e.g. "print", "scalar_extraction"
+    fix: str  # recommended fix: "isolate" | "rewrite" | "delete" | "knob"
+    basis: str  # "estimate" | "measured" | "bounded": what `saving_ms` is
+    saving_ms: float  # the recommended fix's saving per call: the deciding number
+    threshold_ms: float  # ignore_share of the step
+    noise_ms: float  # the larger of the step's noise and the estimate's spread
+    reason: str  # "above" | "below_share" | "below_noise" | "never_ran"
+    library: bool = False  # the break is in code that is not the user's (site-packages, torch)
+    knob: str | None = None  # the knob that decided it (what-if), if any
+    knob_outcome: str | None = None  # "removed" | "moved" | "kept" | "failed"
+    measured_ms: float | None = None  # the what-if's saving credited to this entry
+    measured_ci_ms: tuple[float, float] | None = None
+    shared_with: tuple[str, ...] = ()  # other entries removed by the same knob
+    estimate_miss: float | None = None  # estimate / measurement - 1, where they disagree
+
+
+@dataclass(frozen=True)
+class BreakEntry:
+    """A root cause: the ranked unit. It owns disjoint time (the gaps of its site, or the eager
+    time of a frame Dynamo skipped) and lists the breaks that made Dynamo skip that frame."""
+
+    id: str  # the id of its site (segments' `break_id`)
+    site: BreakSite
+    causes: tuple[BreakSite, ...] = ()  # other breaks met in the skipped frames it owns
+    occurrences_per_call: float = 0.0
+    terms: CostTerms = field(default_factory=CostTerms)
+    parts: CostParts = field(default_factory=CostParts)
+    savings: Savings = field(default_factory=Savings)
+    cost_ms: float = 0.0  # the recommended fix's saving (= decision.saving_ms)
+    cost_share: float | None = None  # cost_ms / the default-mode step
+    cost_uncertainty_ms: float = 0.0
+    decision: Decision | None = None
+    what_if_knob: str | None = None  # the knob (WhatIf.knob) measured for it, if any
+
+    @property
+    def verdict(self) -> str | None:
+        return self.decision.verdict if self.decision else None
+
+    @property
+    def gap_ms(self) -> float:
+        return self.terms.gap_us / 1e3
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The default-mode step split into disjoint parts (ms per call).
+
+    step = compiled (work that stays, compute-bound eager work included) + breaks + other.
+    """
+
+    step_ms: float
+    compiled_ms: float
+    breaks_ms: float  # the entries' shares: overhead + tensor work + Python work
+    other_ms: float  # entry, exit, eager time outside any break, unexplained
+    saving_ms: float  # the sum of the entries' recommended savings
+    projected_ms: float  # step - saving
+    eager_ms: float | None = None
+    projected_speedup_vs_eager: float | None = None
+    # fullgraph=True compiled and matched eager: its median is the measured all-fixed step.
+    measured_all_fixed_ms: float | None = None
+    measured_all_fixed_ci_ms: tuple[float, float] | None = None  # default - fullgraph saving
+    projection_miss: float | None = None  # projected / measured all-fixed - 1
+    guard_lookup_ms: float = 0.0  # of the step: guard evaluation before each region
+    guard_excess_ms: float = 0.0  # of which above the probe's trivial guards
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing to do, with what it saves per call; `measured` when a run of it was timed."""
+
+    kind: str  # "knob" | "code" | "fullgraph" | "dynamic" | "isolate" | "recompile" | "guards"
+    saving_ms: float | None
+    saving_ci_ms: tuple[float, float] | None = None
+    measured: bool = False
+    breaks: tuple[str, ...] = ()  # entry ids it removes
+    matches_eager: bool | None = None
+    knob: str | None = None  # kind "knob": the setting
+    fix: str | None = None  # kind "code"/"isolate": the fix kind
+    where: Location | None = None  # the line to change
+    compile_s: float | None = None  # kind "recompile"/"dynamic": compile time spent
+    dims: tuple[int, ...] = ()  # kind "dynamic": the dimensions that change
+
+
+@dataclass(frozen=True)
+class RecompileAdvice:
+    """A recompile and its cause, classified from the failing guard."""
+
     compile_id: str
     function: str
     reason: str
+    cause: str  # "size" | "dtype" | "rank" | "requires_grad" | "device" | "value" | "other"
+    dim: int | None = None
     compile_s: float | None = None
-    recommendation: str = ""
+
+
+# --- the report -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -205,16 +445,27 @@ class Report:
     settings: Settings
     modes: tuple[ModeResult, ...]
     graphs: tuple[GraphRecord, ...] = ()
-    breaks: tuple[BreakRecord, ...] = ()
+    sites: tuple[BreakSite, ...] = ()  # every break the capture saw
+    breaks: tuple[BreakEntry, ...] = ()  # root causes, ranked by cost_ms
+    what_ifs: tuple[WhatIf, ...] = ()
+    ledger: Ledger | None = None
+    actions: tuple[Action, ...] = ()
     attribution: Attribution = field(default_factory=Attribution)
-    recompiles: tuple[RecompileRecord, ...] = ()
+    recompiles: tuple[RecompileAdvice, ...] = ()
     warnings: tuple[str, ...] = ()
+    incomplete: bool = False  # interrupted: only the modes measured so far
     created_at: str = ""
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
 
     def mode(self, name: str) -> ModeResult | None:
         return next((m for m in self.modes if m.mode == name), None)
+
+    def what_if(self, knob: str | None) -> WhatIf | None:
+        return next((w for w in self.what_ifs if w.knob == knob), None)
+
+    def entry(self, entry_id: str) -> BreakEntry | None:
+        return next((b for b in self.breaks if b.id == entry_id), None)
 
 
 # --- JSON round trip -------------------------------------------------------------------------
@@ -236,7 +487,7 @@ def to_jsonable(value: Any) -> Any:
 def from_jsonable(cls: type[T], data: Any) -> T:
     """Rebuild a dataclass from `to_jsonable` output, guided by its type hints.
 
-    Unknown keys are ignored (a newer writer may add fields); missing keys take the defaults.
+    Unknown keys are ignored (derived fields, or a newer writer's); missing keys take defaults.
     """
     return typing.cast(T, _convert(cls, data))
 
@@ -246,33 +497,50 @@ def _convert(tp: Any, data: Any) -> Any:
         return None
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(tp) if a is not type(None)]
-        for option in options:
-            try:
-                return _convert(option, data)
-            except (TypeError, ValueError):
-                continue
-        raise ValueError(f"cannot read {data!r} as {tp}")
+        return _convert_union(tp, data)
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_convert(args[0], v) for v in _as_list(data))
-        return tuple(_convert(a, v) for a, v in zip(args, _as_list(data), strict=False))
+        items = _as_list(data)
+        if len(items) != len(args):
+            raise ValueError(f"expected {len(args)} items, got {len(items)}")
+        return tuple(_convert(a, v) for a, v in zip(args, items, strict=True))
     if origin is dict:
         key_tp, val_tp = typing.get_args(tp)
         if not isinstance(data, dict):
             raise TypeError(f"expected an object, got {type(data).__name__}")
         return {_convert(key_tp, k): _convert(val_tp, v) for k, v in data.items()}
     if dataclasses.is_dataclass(tp):
-        if not isinstance(data, dict):
-            raise TypeError(f"expected an object for {tp.__name__}, got {type(data).__name__}")
-        hints = typing.get_type_hints(tp)
-        kwargs = {
-            f.name: _convert(hints[f.name], data[f.name])
-            for f in dataclasses.fields(tp)
-            if f.name in data
-        }
+        return _convert_dataclass(tp, data)
+    return _convert_scalar(tp, data)
+
+
+def _convert_union(tp: Any, data: Any) -> Any:
+    for option in (a for a in typing.get_args(tp) if a is not type(None)):
+        try:
+            return _convert(option, data)
+        except (TypeError, ValueError):
+            continue
+    raise ValueError(f"cannot read {data!r} as {tp}")
+
+
+def _convert_dataclass(tp: Any, data: Any) -> Any:
+    if not isinstance(data, dict):
+        raise TypeError(f"expected an object for {tp.__name__}, got {type(data).__name__}")
+    hints = typing.get_type_hints(tp)
+    kwargs = {
+        f.name: _convert(hints[f.name], data[f.name])
+        for f in dataclasses.fields(tp)
+        if f.name in data
+    }
+    try:
         return tp(**kwargs)
+    except TypeError as exc:  # a required field is missing
+        raise ValueError(f"{tp.__name__}: {exc}") from None
+
+
+def _convert_scalar(tp: Any, data: Any) -> Any:
     if tp is float:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             raise TypeError(f"expected a number, got {data!r}")
@@ -299,6 +567,7 @@ def _as_list(data: Any) -> list[Any]:
 
 
 def report_to_json(report: Report) -> str:
+    """The records alone; `advisor.render.json_report` adds the documented derived fields."""
     return json.dumps(to_jsonable(report), indent=2, allow_nan=False)
 
 
@@ -312,9 +581,11 @@ def report_from_json(text: str) -> Report:
         raise ValueError("not an advisor report (no schema_version)")
     version = data["schema_version"]
     if version != SCHEMA_VERSION:
+        older = isinstance(version, int) and version < SCHEMA_VERSION
+        hint = " (written by an older advisor: run the workload again)" if older else ""
         raise ValueError(
-            f"report schema version {version} is not supported "
-            f"(this advisor reads {SCHEMA_VERSION})"
+            f"report schema version {version!r} is not supported: this advisor reads version "
+            f"{SCHEMA_VERSION}{hint}"
         )
     try:
         return from_jsonable(Report, data)

@@ -1,30 +1,46 @@
-"""The pipeline, end to end: workload -> harness -> capture -> profile -> attribute -> advise.
+"""The pipeline, end to end: measure everything, then judge once.
 
-This module only orchestrates; each stage lives in its own module. It returns a `Report` and
-writes nothing (the CLI renders and writes).
+    workload -> harness (modes; capture during the default compile) -> profile -> what-ifs
+             -> attribute -> advise -> Report
+
+Which knobs to try follows from the capture (the kinds of break it saw), not from the advice,
+so every measurement is taken before anything is judged. This module only orchestrates; each
+stage lives in its own module. It returns a `Report` and writes nothing.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from advisor import environment, harness, torch_adapter
-from advisor.advise import advise, finalize_with_what_ifs, recompile_summary
+from advisor.advise import Advice, advise, recompile_advice
+from advisor.artifacts import Capture, ProfileTrace
 from advisor.attribute import attribute
 from advisor.capture import CaptureSession
 from advisor.errors import first_line
-from advisor.model import Attribution, BreakRecord, Report, Settings, WhatIf, WorkloadInfo
+from advisor.model import (
+    Attribution,
+    BreakSite,
+    ModeResult,
+    Report,
+    Settings,
+    WhatIf,
+    WorkloadInfo,
+)
 from advisor.profile import profile_calls
 from advisor.quiet import filtered_native_stderr
-from advisor.taxonomy import Knob
+from advisor.taxonomy import Knob, knob_for
 from advisor.whatif import measure_knob
 from advisor.workload import Workload, load_target
 
 Progress = Callable[[str], None]
+
+# Profiler sessions per run, each paired with its own unprofiled timing (see profile_calls).
+PROFILE_SESSIONS = 4
 
 
 @dataclass(frozen=True)
@@ -36,8 +52,15 @@ class RunOptions:
     params: tuple[tuple[str, Any], ...] = ()  # keyword arguments for the target's factory
 
 
-# Profiler sessions per run, each paired with its own unprofiled timing (see profile_calls).
-PROFILE_SESSIONS = 4
+@dataclass
+class Measurements:
+    """Everything measured for one workload, before any judgement."""
+
+    modes: list[ModeResult]
+    capture: Capture
+    trace: ProfileTrace | None = None
+    what_ifs: list[WhatIf] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def run(options: RunOptions, progress: Progress = lambda _msg: None) -> Report:
@@ -53,100 +76,124 @@ def run(options: RunOptions, progress: Progress = lambda _msg: None) -> Report:
 def analyse(
     workload: Workload, options: RunOptions, device: str, progress: Progress, started: float
 ) -> Report:
+    measured = measure(workload, options, device, progress)
+    return judge(workload, options, device, measured, started)
+
+
+def measure(
+    workload: Workload, options: RunOptions, device: str, progress: Progress
+) -> Measurements:
     settings = options.settings
     progress(
         f"measuring {workload.name} on {device}: eager, fullgraph and default "
         "torch.compile (Inductor compiles can take a while)..."
     )
     session = CaptureSession()
-    measured = harness.measure(
+    run = harness.measure(
         workload, settings, device, modes=options.modes, observers={"default": lambda: session}
     )
-    modes = {m.mode: m for m in measured.modes}
-    capture = session.result()
-    warnings = list(measured.warnings) + list(capture.warnings)
-    default = modes.get("default")
-    breaks: tuple[BreakRecord, ...] = capture.breaks
-    attribution_model = None
-    recompiles = capture.recompiles
-    if default is not None and default.status == "ok" and "default" in measured.calls:
-        assert default.latency is not None
-        progress(f"profiling {settings.profile_calls} warm calls of the default mode...")
-        probe = None
-        try:
-            probe = harness.graph_call_probe(device)
-        except Exception as exc:  # the estimate then omits the graph-call term, and says so
-            warnings.append(f"graph-call probe failed to compile: {first_line(exc)}")
-        with filtered_native_stderr():
-            trace = profile_calls(
-                measured.calls["default"],
-                settings.profile_calls,
-                device,
-                probe=probe,
-                sessions=PROFILE_SESSIONS,
-            )
-        att = attribute(trace, capture, default.latency.median_ms)
-        attribution_model = att.attribution
-        warnings += list(att.warnings)
-        advice = advise(att, default, capture.recompiles, settings.ignore_share)
-        warnings += list(advice.warnings)
-        recompiles = advice.recompiles
-        what_ifs: dict[str, WhatIf] = {}
-        if settings.what_if and advice.knobs:
-            what_ifs = _run_what_ifs(
-                workload,
-                advice.knobs,
-                advice.breaks,
-                measured.reference_output,
-                settings,
-                device,
-                progress,
-            )
-        breaks = finalize_with_what_ifs(advice, what_ifs, settings.ignore_share)
-        summary = recompile_summary(recompiles)
-        if summary:
-            warnings.append(summary)
-    return Report(
-        workload=WorkloadInfo(name=workload.name, target=options.target, device=device),
-        environment=environment.describe(device),
-        settings=settings,
-        modes=tuple(measured.modes),
-        graphs=capture.graphs,
-        breaks=breaks,
-        attribution=attribution_model or Attribution(),
-        recompiles=recompiles,
-        warnings=tuple(warnings),
-        created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        wall_s=time.perf_counter() - started,
-    )
+    out = Measurements(list(run.modes), session.result(), warnings=list(run.warnings))
+    out.warnings += list(out.capture.warnings)
+    default = next((m for m in run.modes if m.mode == "default"), None)
+    if default is None or default.status != "ok" or "default" not in run.calls:
+        return out
+    progress(f"profiling {settings.profile_calls} warm calls of the default mode...")
+    out.trace = _profile(run.calls["default"], settings, device, out.warnings)
+    if settings.what_if:
+        out.what_ifs = _what_ifs(
+            workload, out.capture.sites, run.reference_output, settings, device, progress
+        )
+    return out
 
 
-def _run_what_ifs(
+def _profile(
+    call: Callable[[], Any], settings: Settings, device: str, warnings: list[str]
+) -> ProfileTrace:
+    probe = None
+    try:
+        probe = harness.break_probe(device)
+    except Exception as exc:  # the estimate then omits the probe's prices, and says so
+        warnings.append(f"the break probe failed to compile: {first_line(exc)}")
+    with filtered_native_stderr():
+        return profile_calls(
+            call, settings.profile_calls, device, probe=probe, sessions=PROFILE_SESSIONS
+        )
+
+
+def knobs_to_try(sites: tuple[BreakSite, ...]) -> list[tuple[Knob, list[BreakSite]]]:
+    """Each config knob that could remove one of the captured breaks, with the sites it may
+    remove (from the break kinds alone: nothing has been judged yet)."""
+    by_knob: dict[Knob, list[BreakSite]] = {}
+    for site in sites:
+        knob = knob_for(site)
+        if knob is not None:
+            by_knob.setdefault(knob, []).append(site)
+    return list(by_knob.items())
+
+
+def _what_ifs(
     workload: Workload,
-    knobs: tuple[tuple[str, Knob], ...],
-    breaks: tuple[BreakRecord, ...],
+    sites: tuple[BreakSite, ...],
     reference: object,
     settings: Settings,
     device: str,
     progress: Progress,
-) -> dict[str, WhatIf]:
-    by_knob: dict[Knob, list[BreakRecord]] = defaultdict(list)
-    by_id = {b.id: b for b in breaks}
-    for break_id, knob in knobs:
-        by_knob[knob].append(by_id[break_id])
-    results: dict[str, WhatIf] = {}
-    for knob, targets in by_knob.items():
+) -> list[WhatIf]:
+    results = []
+    for knob, targets in knobs_to_try(sites):
         progress(f"what-if: measuring {knob.name} ({len(targets)} break(s))...")
-        results.update(
-            measure_knob(
-                workload,
-                knob,
-                targets,
-                reference,
-                settings,
-                device,
-                capture_factory=CaptureSession,
-                baseline_breaks=breaks,
-            )
+        results.append(
+            measure_knob(workload, knob, targets, reference, settings, device, baseline_sites=sites)
         )
     return results
+
+
+def judge(
+    workload: Workload,
+    options: RunOptions,
+    device: str,
+    measured: Measurements,
+    started: float,
+) -> Report:
+    modes = {m.mode: m for m in measured.modes}
+    warnings = list(measured.warnings)
+    report = Report(
+        workload=WorkloadInfo(
+            name=workload.name,
+            target=options.target,
+            device=device,
+            params=tuple((k, json.dumps(v, default=str)) for k, v in options.params),
+        ),
+        environment=environment.describe(device),
+        settings=options.settings,
+        modes=tuple(measured.modes),
+        graphs=measured.capture.graphs,
+        sites=measured.capture.sites,
+        what_ifs=tuple(measured.what_ifs),
+        recompiles=recompile_advice(measured.capture.recompiles),
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
+    default = modes.get("default")
+    if measured.trace is not None and default is not None and default.latency is not None:
+        att = attribute(measured.trace, measured.capture, default.latency.median_ms)
+        advice = advise(
+            att, measured.capture, modes, tuple(measured.what_ifs), options.settings.ignore_share
+        )
+        warnings += list(att.warnings) + list(advice.warnings)
+        report = _with_advice(report, att.attribution, advice)
+    return _finish(report, warnings, started)
+
+
+def _with_advice(report: Report, attribution: Attribution, advice: Advice) -> Report:
+    return replace(
+        report,
+        breaks=advice.breaks,
+        ledger=advice.ledger,
+        actions=advice.actions,
+        attribution=attribution,
+        recompiles=advice.recompiles,
+    )
+
+
+def _finish(report: Report, warnings: list[str], started: float) -> Report:
+    return replace(report, warnings=tuple(warnings), wall_s=time.perf_counter() - started)

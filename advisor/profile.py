@@ -11,24 +11,21 @@ a tiny aten op (a fixed number of profiler events per iteration) is timed with a
 profiler, interleaved, min over rounds (interference only adds time), and the difference per
 event is `overhead_us_per_event`. It also records unprofiled per-call times of the workload, so
 `attribute` can scale corrected segments to the unprofiled total and report how well the
-corrected profile agrees with it. Given a probe (a trivial compiled graph), it profiles the
-probe's calls in the same sessions, alternating with the workload's, so the price of one more
-graph call is measured under the same conditions.
+corrected profile agrees with it. Given a probe (two trivial compiled graphs split by one
+break), it profiles the probe's calls in the same sessions, alternating with the workload's,
+so the price of one more
+graph call and of one break's glue are measured under the same conditions.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from advisor import torch_adapter as ta
-from advisor.model import from_jsonable, to_jsonable
+from advisor.artifacts import EventCalibration, ProfileTrace, TraceEvent
 
 RECORD_NAME = "advisor::call"
 PROBE_RECORD_NAME = "advisor::graph_call_probe"
@@ -36,41 +33,6 @@ _CALIBRATION_OPS = 300
 _CALIBRATION_ROUNDS = 7
 _UNPROFILED_BUDGET_S = 0.25
 _UNPROFILED_MAX = 50
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    name: str
-    start_us: float  # relative to the start of the call's record
-    duration_us: float
-    children: tuple[TraceEvent, ...] = ()
-    n_events: int = 1  # profiler events in this subtree, itself included (folded ones too)
-    device_us: float = 0.0  # device kernel time under this event (CUDA only)
-
-
-@dataclass(frozen=True)
-class ProfileTrace:
-    device: str
-    calls: tuple[TraceEvent, ...]  # one per profiled call: the call's record and its subtree
-    unprofiled_us: tuple[float, ...] = ()  # wall time of the same calls without the profiler
-    overhead_us_per_event: float | None = None  # an aten op event
-    overhead_method: str = ""
-    # Calls of a trivial compiled graph profiled in the same session: what one graph call costs
-    # when it does (almost) no work, i.e. the price of one more graph call (see attribute).
-    probe_calls: tuple[TraceEvent, ...] = ()
-    # Per profiled call: the median unprofiled time of its session (see `profile_calls`).
-    call_unprofiled_us: tuple[float, ...] = ()
-
-    record_name: str = RECORD_NAME
-    torch_version: str = ""
-    warnings: tuple[str, ...] = ()
-
-    def to_json(self) -> str:
-        return json.dumps(to_jsonable(self), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> ProfileTrace:
-        return from_jsonable(cls, json.loads(text))
 
 
 def _is_structural(name: str) -> bool:
@@ -103,12 +65,6 @@ def convert_event(event: Any, origin_us: float, with_device: bool) -> TraceEvent
     )
 
 
-def is_structural_event(name: str) -> bool:
-    """Record-function style events (Dynamo regions, cache lookups, graph calls, wrapper
-    prologues, the call's own record) as opposed to aten ops; they cost more to profile."""
-    return not name.startswith("aten::") and name != "[memory]"
-
-
 def _has_structure(event: TraceEvent) -> bool:
     return _is_structural(event.name) or bool(event.children)
 
@@ -124,33 +80,38 @@ def _time_calls(call: Callable[[], Any], n: int, device: str) -> list[float]:
     return samples
 
 
-def _tiny_ops_us(x: torch.Tensor, n: int) -> float:
+def _tiny_ops_us(x: Any, n: int) -> float:
+    import torch
+
     start = time.perf_counter_ns()
     for _ in range(n):
         torch.neg(x)
     return (time.perf_counter_ns() - start) / 1000.0 / n
 
 
-def calibrate_event_overhead(rounds: int = _CALIBRATION_ROUNDS) -> tuple[float, str]:
-    """Profiler cost per event: a tiny aten op timed with and without the profiler."""
+def calibrate_event_overhead(rounds: int = _CALIBRATION_ROUNDS) -> EventCalibration:
+    """Profiler cost per event: a tiny aten op timed with and without the profiler, min over
+    rounds (interference only adds time)."""
+    import torch
     from torch.profiler import ProfilerActivity, profile
 
     x = torch.ones(4)
     _tiny_ops_us(x, _CALIBRATION_OPS)
-    bare = []
     profiled = []
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         _tiny_ops_us(x, 1)
         for _ in range(rounds):
             profiled.append(_tiny_ops_us(x, _CALIBRATION_OPS))
-    events_per_op = sum(1 for e in prof.events()) / max(1, rounds * _CALIBRATION_OPS + 1)
-    for _ in range(rounds):
-        bare.append(_tiny_ops_us(x, _CALIBRATION_OPS))
+    events_per_op = sum(1 for _ in prof.events()) / max(1, rounds * _CALIBRATION_OPS + 1)
+    bare = [_tiny_ops_us(x, _CALIBRATION_OPS) for _ in range(rounds)]
     per_event = max(0.0, (min(profiled) - min(bare)) / max(events_per_op, 1.0))
-    return per_event, (
-        f"tiny aten op with vs without the profiler, min of {rounds} rounds of "
-        f"{_CALIBRATION_OPS}: ({min(profiled):.2f} - {min(bare):.2f} µs) / "
-        f"{events_per_op:.0f} event(s) = {per_event:.2f} µs per event"
+    return EventCalibration(
+        per_event_us=round(per_event, 4),
+        profiled_us=round(min(profiled), 4),
+        bare_us=round(min(bare), 4),
+        events_per_op=round(events_per_op, 3),
+        rounds=rounds,
+        ops=_CALIBRATION_OPS,
     )
 
 
@@ -171,7 +132,7 @@ def profile_calls(
     from the same moment (`call_unprofiled_us`), so machine drift during the step does not
     land on the split between work and overhead.
 
-    `probe`, when given, is a warm call of a trivial compiled graph; it is profiled in the same
+    `probe`, when given, is a warm call of the compiled probe; it is profiled in the same
     sessions, alternating with the workload's calls (so both see the same machine state), each
     inside `record_function(PROBE_RECORD_NAME)`.
     """
@@ -185,11 +146,13 @@ def profile_calls(
     # More unprofiled samples where calls are cheap: the median must be stable enough to scale to.
     per_call_s = max(statistics.median(first) / 1e6, 1e-6)
     wanted = max(n_calls, min(_UNPROFILED_MAX, int(_UNPROFILED_BUDGET_S / per_call_s)))
-    overhead, method = calibrate_event_overhead()
+    calibration = calibrate_event_overhead()
     activities = ta.profiler_activities(device)
     with_device = len(activities) > 1
+    probe_unprofiled: list[float] = []
     if probe is not None:
         probe()
+        probe_unprofiled = _time_calls(probe, 3 * n_calls, device)
     unprofiled: list[float] = []
     calls: list[TraceEvent] = []
     probe_calls: list[TraceEvent] = []
@@ -205,22 +168,15 @@ def profile_calls(
         calls += _converted(got, with_device)
         probe_calls += _converted(got_probe, with_device)
         call_refs += [statistics.median(timed)] * len(got)
-    if sessions > 1:
-        method += f"; {sessions} profiler sessions, each after its own unprofiled timing"
-    if calls and unprofiled:
-        # Cross-check only, reported: on a loaded machine this whole-call difference is noisy.
-        profiled_med = statistics.median(c.duration_us for c in calls)
-        events_med = statistics.median(c.n_events for c in calls)
-        call_based = (profiled_med - statistics.median(unprofiled)) / max(events_med, 1)
-        method += f"; whole-call cross-check: {call_based:.2f} µs per event of any kind"
     return ProfileTrace(
         device=device,
         calls=tuple(calls),
         unprofiled_us=tuple(round(u, 3) for u in unprofiled),
-        overhead_us_per_event=round(overhead, 4),
-        overhead_method=method,
+        calibration=calibration,
         probe_calls=tuple(probe_calls),
+        probe_unprofiled_us=tuple(round(u, 3) for u in probe_unprofiled),
         call_unprofiled_us=tuple(round(u, 3) for u in call_refs),
+        sessions=sessions,
         torch_version=ta.torch_version(),
         warnings=tuple(warnings),
     )
@@ -234,6 +190,7 @@ def _profile_session(
     probe: Callable[[], Any] | None,
 ) -> tuple[list[Any], list[Any]]:
     """One profiler session over `n_calls` recorded calls (and probes): the raw root events."""
+    import torch
     from torch.profiler import profile
 
     with profile(activities=activities) as prof:
@@ -248,7 +205,7 @@ def _profile_session(
                 with torch.profiler.record_function(PROBE_RECORD_NAME):
                     probe()
                     ta.synchronize(device)
-    events = prof.profiler.function_events if prof.profiler is not None else []
+    events = ta.function_events(prof)
     return _roots(events, RECORD_NAME), _roots(events, PROBE_RECORD_NAME)
 
 
@@ -261,7 +218,3 @@ def _roots(events: Any, name: str) -> list[Any]:
     roots = [e for e in events if e.name == name]
     roots.sort(key=lambda e: ta.event_interval_us(e)[0])
     return roots
-
-
-def median_unprofiled_us(trace: ProfileTrace) -> float | None:
-    return statistics.median(trace.unprofiled_us) if trace.unprofiled_us else None

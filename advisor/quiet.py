@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Iterator
 
-_NATIVE_LOG = re.compile(r"^(USDT|INFO|WARNING):\d{4}-\d\d-\d\d .*\.cpp:\d+\]")
+from advisor import torch_adapter as ta
 
 
 @contextlib.contextmanager
@@ -40,7 +39,7 @@ def filtered_native_stderr() -> Iterator[None]:
             kept = [
                 line
                 for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True)
-                if not _NATIVE_LOG.match(line)
+                if not ta.PROFILER_NATIVE_LOG.match(line)
             ]
             if kept:
                 sys.stderr.write("".join(kept))
@@ -52,7 +51,7 @@ def muted_dynamo_warnings() -> Iterator[None]:
     """Raise the `torch._dynamo` logger to ERROR for the duration: its warnings (e.g. "Graph
     break from `Tensor.item()`") repeat what the report says, with a traceback each. The
     structured trace the capture reads goes through another logger and is not affected."""
-    logger = logging.getLogger("torch._dynamo")
+    logger = logging.getLogger(ta.DYNAMO_LOGGER)
     saved = logger.level
     logger.setLevel(max(saved, logging.ERROR))
     try:

@@ -1,37 +1,35 @@
-"""Small, dependency-free statistics used by the harness and the comparisons."""
+"""Statistics used by the harness, the cost model and the comparisons (numpy and scipy).
+
+One median (numpy's), one IQR, intervals from scipy: a distribution-free interval for a median
+from binomial order statistics, bootstrap intervals for differences and ratios of medians, and
+Mann-Whitney U (exact for small samples without ties).
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from advisor.model import LatencyStats
 
 
-def quantile(values: Sequence[float], q: float) -> float:
-    """Linear-interpolated quantile (numpy's default method) of a non-empty sequence."""
-    if not values:
-        raise ValueError("quantile of an empty sequence")
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q
-    lo = math.floor(pos)
-    hi = math.ceil(pos)
-    if lo == hi:
-        return ordered[lo]
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
 def median(values: Sequence[float]) -> float:
-    return quantile(values, 0.5)
+    if len(values) == 0:
+        raise ValueError("median of an empty sequence")
+    return float(np.median(np.asarray(values, dtype=float)))
 
 
 def iqr(values: Sequence[float]) -> float:
-    return quantile(values, 0.75) - quantile(values, 0.25)
+    if len(values) == 0:
+        raise ValueError("IQR of an empty sequence")
+    q1, q3 = np.quantile(np.asarray(values, dtype=float), [0.25, 0.75])
+    return float(q3 - q1)
 
 
 def latency_stats(samples_s: Sequence[float], calls_per_sample: int) -> LatencyStats:
     """Summarise per-call latency samples given in seconds."""
-    samples_ms = tuple(s * 1e3 for s in samples_s)
+    samples_ms = tuple(float(s) * 1e3 for s in samples_s)
     return LatencyStats(
         median_ms=median(samples_ms),
         iqr_ms=iqr(samples_ms),
@@ -43,21 +41,74 @@ def latency_stats(samples_s: Sequence[float], calls_per_sample: int) -> LatencyS
     )
 
 
-def median_difference_ci(
-    before: Sequence[float],
-    after: Sequence[float],
-    alpha: float = 0.05,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """median(before) - median(after), with a bootstrap (1 - alpha) interval of that difference."""
-    import numpy as np
+def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median: the order statistics whose ranks a
+    Binomial(n, 1/2) puts around the middle with at least `confidence` coverage. With fewer than
+    6 samples no such interval exists at 95%: the sample range is returned."""
+    from scipy.stats import binom
 
-    rng = np.random.default_rng(seed)
-    b = np.asarray(before, dtype=float)
-    a = np.asarray(after, dtype=float)
-    boot = np.median(rng.choice(b, size=(resamples, b.size)), axis=1) - np.median(
-        rng.choice(a, size=(resamples, a.size)), axis=1
+    ordered = np.sort(np.asarray(values, dtype=float))
+    n = ordered.size
+    if n == 0:
+        raise ValueError("interval of an empty sequence")
+    # [x_(k), x_(n-k+1)] (1-based ranks) covers the median with 1 - 2 P(B <= k - 1)
+    k = int(binom.ppf((1 - confidence) / 2, n, 0.5))
+    if k < 1 or n - k < k:
+        return float(ordered[0]), float(ordered[-1])
+    return float(ordered[k - 1]), float(ordered[n - k])
+
+
+def median_noise(values: Sequence[float], confidence: float = 0.95) -> float:
+    """Half the width of the median's interval: what a change must beat to be told from noise."""
+    if len(values) < 2:
+        return 0.0
+    low, high = median_ci(values, confidence)
+    return (high - low) / 2
+
+
+def _bootstrap(
+    before: Sequence[float], after: Sequence[float], statistic, confidence: float, seed: int
+) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    from scipy.stats import bootstrap
+
+    result = bootstrap(
+        (np.asarray(before, dtype=float), np.asarray(after, dtype=float)),
+        statistic,
+        confidence_level=confidence,
+        n_resamples=2000,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
     )
-    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    return float(np.median(b) - np.median(a)), float(low), float(high)
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def _median_difference(b: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(b, axis=axis) - np.median(a, axis=axis)
+
+
+def _median_ratio(b: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(a, axis=axis) / np.median(b, axis=axis)
+
+
+def median_difference_ci(
+    before: Sequence[float], after: Sequence[float], confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float, float]:
+    """median(before) - median(after), with a bootstrap interval of that difference."""
+    low, high = _bootstrap(before, after, _median_difference, confidence, seed)
+    return median(before) - median(after), low, high
+
+
+def median_ratio_ci(
+    before: Sequence[float], after: Sequence[float], confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float, float]:
+    """median(after) / median(before) (below 1 is faster), with a bootstrap interval."""
+    low, high = _bootstrap(before, after, _median_ratio, confidence, seed)
+    return median(after) / median(before), low, high
+
+
+def mann_whitney_p(before: Sequence[float], after: Sequence[float]) -> float:
+    """Two-sided Mann-Whitney U p-value; exact for small samples without ties."""
+    from scipy.stats import mannwhitneyu
+
+    return float(mannwhitneyu(before, after, alternative="two-sided", method="auto").pvalue)

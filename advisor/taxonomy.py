@@ -1,8 +1,8 @@
-"""What kind of break this is, what to do about it, and which config knob (if any) removes it.
+"""What kind of break a site is, which fixes apply, and which config knob (if any) removes it.
 
-Classification goes by registry code first, then by the gb_type text and the user's source line,
-so codes we have never seen still land in a sensible category; the last resort is the registry's
-own hints. Recipes name the break's file:line and source text.
+Classification goes by registry code first, then by the gb_type text and the source line, so
+codes we have never seen still land in a sensible category. Facts and judgements only: the
+words (titles, recipes) live in `advisor.render.prose`, keyed by category.
 """
 
 from __future__ import annotations
@@ -10,154 +10,92 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from advisor.model import BreakRecord
+from advisor.model import BreakSite
+from advisor.paths import is_installed
+
+FIXES = ("isolate", "rewrite", "delete")
 
 
 @dataclass(frozen=True)
 class Knob:
     """A Dynamo config change that can remove a break, measured as a what-if."""
 
-    name: str  # human form, e.g. "capture_scalar_outputs=True"
+    name: str  # e.g. "capture_scalar_outputs=True"
     setting: str  # the config attribute
     value_spec: str  # how to build the value: "true", "print", "logger:<method>"
-    behaviour_note: str | None = None  # a known behaviour change to warn about
+    fix: str  # what the knob amounts to: "isolate" (the code still runs), "rewrite", "delete"
+    behaviour: str | None = None  # a known behaviour change (key, see render.prose)
 
 
 @dataclass(frozen=True)
 class Category:
     key: str
-    title: str
-    action: str  # "rewrite" or "isolate": what to do when the break is worth fixing
-    recipe: str  # template: {where}, {code}, {function}
+    action: str  # the verdict when the break is worth fixing: "rewrite" or "isolate"
+    fix: str  # the recommended fix: "isolate" | "rewrite" | "delete"
+    fixes: tuple[str, ...]  # every fix that applies
     knob: Knob | None = None
 
 
 _CATEGORIES: dict[str, Category] = {
     c.key: c
     for c in (
-        Category(
-            "data_dependent_branch",
-            "data-dependent branch",
-            "rewrite",
-            "Replace the Python `if` on a tensor value at {where} (`{code}`) with tensor code: "
-            "`torch.where(cond, a, b)` when both sides are cheap to compute, or "
-            "`torch.cond(pred, true_fn, false_fn, operands)` when they are not. Both keep the "
-            "decision on the device and the function in one graph.",
-        ),
+        Category("data_dependent_branch", "rewrite", "rewrite", ("rewrite",)),
         Category(
             "scalar_extraction",
-            "scalar extraction (.item() / .tolist())",
             "rewrite",
-            "Keep the value a tensor at {where} (`{code}`): compare and accumulate with tensor "
-            "ops (e.g. `done = done | (tok == eos)`) and read it back to Python once, after the "
-            "hot loop or every N steps. If the scalar must be a Python number inside the graph, "
-            "set `torch._dynamo.config.capture_scalar_outputs = True` so Dynamo traces it as a "
-            "symbolic value instead of breaking.",
-            Knob("capture_scalar_outputs=True", "capture_scalar_outputs", "true"),
+            "rewrite",
+            ("rewrite",),
+            Knob("capture_scalar_outputs=True", "capture_scalar_outputs", "true", "rewrite"),
         ),
         Category(
             "dynamic_shape",
-            "dynamic-shape operator (nonzero / boolean mask)",
             "rewrite",
-            "Avoid a data-dependent output shape at {where} (`{code}`): compute with a fixed "
-            "capacity (dense masks, `torch.where`, `scatter`/`index_add` over all slots, top-k "
-            "with a fixed k) so shapes do not depend on values. Or set "
-            "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` to trace it with "
-            "unbacked symbolic sizes.",
+            "rewrite",
+            ("rewrite",),
             Knob(
-                "capture_dynamic_output_shape_ops=True", "capture_dynamic_output_shape_ops", "true"
+                "capture_dynamic_output_shape_ops=True",
+                "capture_dynamic_output_shape_ops",
+                "true",
+                "rewrite",
             ),
         ),
-        Category(
-            "numpy",
-            "NumPy in the model",
-            "rewrite",
-            "Replace the NumPy call at {where} (`{code}`) with the equivalent torch op on the "
-            "tensor itself (no `.numpy()`/`torch.from_numpy` round trip): it stays on the "
-            "device and inside the graph.",
-        ),
+        Category("numpy", "rewrite", "rewrite", ("rewrite",)),
         Category(
             "print",
-            "print() side effect",
             "isolate",
-            "Move the print at {where} (`{code}`) out of the compiled function (log after the "
-            "call returns, or every N steps), or let Dynamo reorder it after the graph: "
-            "`torch._dynamo.config.reorderable_logging_functions = {{print}}`.",
+            "isolate",
+            ("isolate", "delete"),
             Knob(
                 "reorderable_logging_functions={print}",
                 "reorderable_logging_functions",
                 "print",
-                "print calls reached from nested (inlined) functions are dropped under this "
-                "knob, not reordered",
+                "isolate",
+                "nested_prints_dropped",
             ),
         ),
         Category(
             "logging",
-            "logging call",
             "isolate",
-            "Move the logging call at {where} (`{code}`) out of the compiled function (log "
-            "from the caller after the step), or guard it so it runs outside compiled code. "
-            "`torch._dynamo.config.ignore_logging_functions` removes the break but turns the "
-            "call into a no-op under compile.",
+            "isolate",
+            ("isolate", "delete"),
             Knob(
                 "ignore_logging_functions={Logger.<method>}",
                 "ignore_logging_functions",
                 "logger",
-                "the logging call becomes a no-op in compiled code",
+                "delete",
+                "logging_noop",
             ),
         ),
-        Category(
-            "disabled",
-            "torch.compiler.disable boundary",
-            "isolate",
-            "The function called at {where} (`{code}`) is wrapped in `torch.compiler.disable`, "
-            "so every call leaves the graph. Shrink the disabled region to the part that truly "
-            "cannot be traced (or remove the decorator if the body is plain tensor code), and "
-            "call it outside the hot path.",
-        ),
-        Category(
-            "third_party",
-            "untraceable call (third-party / C extension)",
-            "isolate",
-            "Dynamo cannot trace the call at {where} (`{code}`). Isolate it: move it out of "
-            "the compiled region, or register it as an opaque op with "
-            "`@torch.library.custom_op` (plus a `register_fake` shape function) so the graph "
-            "keeps going around it; `torch.compiler.disable` on a small wrapper is the quick "
-            "version of the same idea.",
-        ),
-        Category(
-            "explicit",
-            "explicit torch._dynamo.graph_break()",
-            "rewrite",
-            "Remove the explicit `torch._dynamo.graph_break()` at {where} if it is no longer "
-            "needed; it splits the graph on every call.",
-        ),
-        Category(
-            "other",
-            "other unsupported construct",
-            "rewrite",
-            "Dynamo breaks the graph at {where} (`{code}`). Follow the registry hints below; "
-            "the usual fix is to express this step in tensor operations Dynamo can trace, or "
-            "to move it out of the compiled function.",
-        ),
+        Category("disabled", "isolate", "isolate", ("isolate", "rewrite")),
+        Category("third_party", "isolate", "isolate", ("isolate",)),
+        Category("explicit", "rewrite", "delete", ("delete",)),
+        Category("other", "rewrite", "rewrite", ("rewrite", "isolate")),
     )
 }
 
+CATEGORY_KEYS = tuple(_CATEGORIES)
+
 LOOP_SKIP_CODE = "GB7000"  # "graph break in loop": chained after the break that caused it
-
-SKIPPED_RECIPE = (
-    "Dynamo could not compile any part of the frame `{function}`, so it runs entirely in eager "
-    "(plus Dynamo's cost of entering it). Fix the break so the frame compiles, or keep the "
-    "untraceable part out of compiled code (`torch.compiler.disable` on it, or compile the code "
-    "around it instead of this frame)."
-)
-
-LOOP_RECIPE = (
-    "The break sits inside a loop, so Dynamo skipped the whole frame `{function}` and it runs "
-    "entirely in eager. Fix the break itself or move it out of the loop body (e.g. hoist the "
-    "call before/after the loop, or compile the loop body as its own function) so the frame "
-    "compiles again."
-)
 
 _CODE_CATEGORY = {
     "GB0170": "data_dependent_branch",
@@ -204,28 +142,34 @@ _LOG_CALL = re.compile(
 _NUMPY_CALL = re.compile(r"\b(np|numpy)\.|\.numpy\(\)")
 
 
-def category_for(brk: BreakRecord) -> Category:
-    key = _CODE_CATEGORY.get(brk.gb_code or "")
-    text = f"{brk.gb_type}\n{brk.explanation}"
-    if key is None and brk.gb_code == "GB0059":
-        key = "print" if "`print`" in text or _PRINT_CALL.search(brk.code) else None
+def category_for(site: BreakSite) -> Category:
+    key = _CODE_CATEGORY.get(site.gb_code or "")
+    text = f"{site.gb_type}\n{site.explanation}"
+    code = site.where.code
+    if key is None and site.gb_code == "GB0059":
+        key = "print" if "`print`" in text or _PRINT_CALL.search(code) else None
     if key is None:
-        for pattern, candidate in _TYPE_PATTERNS:
-            if pattern.search(text):
-                key = candidate
-                break
+        key = next((c for pattern, c in _TYPE_PATTERNS if pattern.search(text)), None)
     if key is None or key == "other":
-        # The source line often tells what the registry type does not.
-        if _PRINT_CALL.search(brk.code):
-            key = "print"
-        elif _LOG_CALL.search(brk.code) or "/logging/" in brk.file:
-            key = "logging"
-        elif _NUMPY_CALL.search(brk.code):
-            key = "numpy"
-        elif _is_third_party(brk.file):
-            key = "third_party"
-        else:
-            key = "other"
+        key = _key_from_source(site)
+    return _CATEGORIES[key]
+
+
+def _key_from_source(site: BreakSite) -> str:
+    """The source line often tells what the registry type does not."""
+    code = site.where.code
+    if _PRINT_CALL.search(code):
+        return "print"
+    if _LOG_CALL.search(code) or "/logging/" in site.where.file:
+        return "logging"
+    if _NUMPY_CALL.search(code):
+        return "numpy"
+    if is_installed(site.where.file) and not site.where.file.startswith("<"):
+        return "third_party"
+    return "other"
+
+
+def category(key: str) -> Category:
     return _CATEGORIES[key]
 
 
@@ -237,83 +181,29 @@ def logger_method(code: str) -> str | None:
     return "warning" if method == "warn" else method
 
 
-def _is_third_party(path: str) -> bool:
-    return any(part in path for part in ("site-packages", "dist-packages", "/lib/python3"))
+def skipped_in_loop(site: BreakSite) -> bool:
+    return site.frame_skipped and site.skip_code == LOOP_SKIP_CODE
 
 
-def skipped_in_loop(brk: BreakRecord) -> bool:
-    return brk.frame_skipped and brk.skip_code == LOOP_SKIP_CODE
+def in_library(site: BreakSite) -> bool:
+    """Dynamo breaks in code that is not the user's to edit (installed packages, torch, the
+    standard library)."""
+    return is_installed(site.where.file)
 
 
-def skipped_frame_note(brk: BreakRecord) -> str | None:
-    """Why the whole frame runs in eager, in words, for a break whose frame Dynamo skipped."""
-    if not brk.frame_skipped:
-        return None
-    if skipped_in_loop(brk):
-        return f"the break sits inside a loop, so Dynamo skipped the whole frame ({brk.skip_code})"
-    if brk.skip_code:
-        return f"Dynamo skipped the whole frame ({brk.skip_code})"
-    return "Dynamo could not compile any part of the frame"
-
-
-def in_library(path: str | None) -> bool:
-    """Installed code (torch, third-party packages, the standard library): not the user's to
-    edit."""
-    if not path:
-        return False
-    return _is_third_party(path) or path.startswith("<")
-
-
-def library_location(brk: BreakRecord) -> tuple[str, int] | None:
-    """(file, line) of the library code the break happens in, when the user cannot edit it:
-    the reported line itself (no user frame inside the compiled function), or the library line
-    below it where Dynamo stopped."""
-    if brk.break_file and in_library(brk.break_file):
-        return brk.break_file, brk.break_line or 0
-    if in_library(brk.file):
-        return brk.file, brk.line
-    return None
-
-
-LIBRARY_RECIPE = (
-    "The break happens inside library code ({library}){reached}: that code is not yours to "
-    "change. Keep the call out of the compiled region: make it before or after the compiled "
-    "function, wrap it in `torch.compiler.disable`, or compile a smaller function that does "
-    "not include it. Check the library's own torch.compile support (a newer release, or a "
-    "documented compile-friendly option) before working around it."
-)
-
-
-def recipe_for(brk: BreakRecord, category: Category, where: str, library: str | None = None) -> str:
-    """The change to make for this break at `where` (its user file:line, as shown); `library`
-    is the library file:line it happens in, if any (see `library_location`)."""
-    if library is not None:
-        reached = "" if in_library(brk.file) else f", reached from {where} (`{brk.code or '?'}`)"
-        text = LIBRARY_RECIPE.format(library=library, reached=reached)
-        if brk.hints:
-            text += "\nRegistry hints: " + " ".join(brk.hints)
-        return text
-    text = category.recipe.format(where=where, code=brk.code or "?", function=brk.function or "?")
-    if brk.frame_skipped:
-        lead = LOOP_RECIPE if skipped_in_loop(brk) else SKIPPED_RECIPE
-        text = lead.format(function=brk.function or "?") + "\n" + text
-    if category.key == "other" and brk.hints:
-        text += "\nRegistry hints: " + " ".join(brk.hints)
-    return text
-
-
-def knob_for(brk: BreakRecord, category: Category) -> Knob | None:
-    knob = category.knob
+def knob_for(site: BreakSite) -> Knob | None:
+    knob = category_for(site).knob
     if knob is None:
         return None
     if knob.value_spec == "logger":
-        method = logger_method(brk.code)
+        method = logger_method(site.where.code)
         if method is None:
             return None
         return Knob(
             f"ignore_logging_functions={{Logger.{method}}}",
             knob.setting,
             f"logger:{method}",
-            knob.behaviour_note,
+            knob.fix,
+            knob.behaviour,
         )
     return knob

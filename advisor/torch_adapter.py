@@ -1,9 +1,13 @@
-"""The one place that touches private or drifting torch APIs.
+"""The one place that touches private or drifting torch APIs and torch's text formats.
 
 Dynamo internals (reset, the graph-break registry, exceptions, compile ids, compilation metrics,
-the structured-trace logger), Inductor's compile entry point and profiler event names change
-between releases. Everything here is feature-detected so the rest of `advisor` works on the
-torch releases we support (2.11 to 2.13) and degrades with a clear message where it cannot.
+the structured-trace logger, config), Inductor's compile entry point, profiler event names and
+the formats of Dynamo's messages change between releases. Everything here is feature-detected
+so the rest of `advisor` works on the torch releases we support (2.11 to 2.13) and degrades with
+a clear message where it cannot.
+
+torch itself is imported inside the functions that need it: the analysis core (attribute,
+advise, render) uses this module's name tests and parsers on recorded artifacts, without torch.
 """
 
 from __future__ import annotations
@@ -16,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 GB_DOC_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{code}.html"
 _GB_LINK = re.compile(r"/gb/(gb\d{4})\.html", re.IGNORECASE)
 
 
 def torch_version() -> str:
+    import torch
+
     return str(torch.__version__)
 
 
@@ -46,21 +50,6 @@ def gb_type_to_code() -> dict[str, str]:
     try:
         return dict(_load_gb_type_to_gb_id_map())
     except (OSError, ValueError, KeyError):  # registry file missing or unreadable
-        return {}
-
-
-@functools.cache
-def gb_registry() -> dict[str, list[dict[str, Any]]]:
-    """The registry JSON: id -> list of variants {Gb_type, Context, Explanation, Hints}."""
-    import json
-    from pathlib import Path
-
-    import torch._dynamo
-
-    path = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
-    try:
-        return dict(json.loads(path.read_text()))
-    except (OSError, ValueError):
         return {}
 
 
@@ -186,7 +175,33 @@ class InductorBackend:
 
 
 def compile_mode(fn: Callable[..., Any], backend: Any, fullgraph: bool) -> Callable[..., Any]:
+    import torch
+
     return torch.compile(fn, backend=backend, fullgraph=fullgraph)
+
+
+def module_call_impl(module: Any) -> Callable[..., Any]:
+    """What `nn.Module.compile()` compiles: the module's own call implementation."""
+    return module._call_impl
+
+
+def use_compiled_call(module: Any, compiled: Callable[..., Any] | None) -> None:
+    """Point a module's calls at a compiled call implementation (None: back to eager), as
+    `nn.Module.compile()` does; each mode keeps its own compiled version."""
+    module._compiled_call_impl = compiled
+
+
+def break_probe_function() -> Callable[[Any], Any]:
+    """Two tiny graphs split by one explicit break: profiled beside the workload, it prices one
+    more graph call and one break's glue (output reconstruction, the call into the resume)."""
+    import torch._dynamo
+
+    def advisor_break_probe(x: Any) -> Any:
+        y = x * 2.0 + 1.0
+        torch._dynamo.graph_break()
+        return y * 3.0
+
+    return advisor_break_probe
 
 
 def recompile_reasons() -> dict[str, str]:
@@ -211,11 +226,8 @@ def is_backend_switch(reason: str) -> bool:
 
 # --- memory -----------------------------------------------------------------------------------
 
-CPU_MEMORY_METHOD = (
-    "CPU: peak of live bytes allocated during one warm call, from torch.profiler memory events "
-    "(each op's net allocation placed at its start; memory held before the call excluded)"
-)
-CUDA_MEMORY_METHOD = "CUDA: torch.cuda.max_memory_allocated over one warm call (absolute peak)"
+CPU_MEMORY_METHOD = "cpu_profiler"  # peak live bytes over one call, from profiler memory events
+CUDA_MEMORY_METHOD = "cuda_allocator"  # torch.cuda.max_memory_allocated over one call
 
 
 def cpu_peak_call_bytes(call: Callable[[], Any]) -> int:
@@ -226,7 +238,7 @@ def cpu_peak_call_bytes(call: Callable[[], Any]) -> int:
     deltas: list[tuple[float, int]] = []
     for event in prof.events():
         delta = getattr(event, "self_cpu_memory_usage", 0) or 0
-        if event.name == "[memory]":
+        if event.name == MEMORY_EVENT:
             delta = getattr(event, "cpu_memory_usage", 0) or 0
         if delta:
             deltas.append((event.time_range.start, int(delta)))
@@ -239,6 +251,8 @@ def cpu_peak_call_bytes(call: Callable[[], Any]) -> int:
 
 
 def cuda_peak_call_bytes(call: Callable[[], Any], device: str) -> int:
+    import torch
+
     torch.cuda.synchronize(device)
     torch.cuda.reset_peak_memory_stats(device)
     call()
@@ -367,11 +381,11 @@ def compilation_metrics_records() -> list[TraceRecord]:
 
 REGION_PREFIX = "Torch-Compiled Region: "
 LOOKUP_EVENT = "TorchDynamo Cache Lookup"
-ADVISOR_GRAPH_MARKER = "## advisor graph call "
 # The events that wrap the call of a compiled graph inside a region: Inductor's
-# `## Call CompiledFxGraph <key> ##`, AOTAutograd's `CompiledFunction` (grad enabled), and the
-# marker our own `marked_backend` adds for eager/aot_eager (which have none).
-GRAPH_CALL_PREFIXES = ("## Call CompiledFxGraph", "CompiledFunction", ADVISOR_GRAPH_MARKER)
+# `## Call CompiledFxGraph <key> ##` and AOTAutograd's `CompiledFunction` (grad enabled).
+GRAPH_CALL_PREFIXES = ("## Call CompiledFxGraph", "CompiledFunction")
+ATEN_PREFIX = "aten::"
+MEMORY_EVENT = "[memory]"
 
 
 # aten ops that Inductor does not fuse but calls as the same library kernel (extern kernels:
@@ -413,32 +427,18 @@ def is_graph_call_event(event_name: str) -> bool:
     return event_name.startswith(GRAPH_CALL_PREFIXES)
 
 
-def marked_backend(backend: Any) -> Any:
-    """Wrap a Dynamo backend so each compiled graph's call is a named profiler event.
+def is_aten_op(event_name: str) -> bool:
+    return event_name.startswith(ATEN_PREFIX)
 
-    Inductor already emits `## Call CompiledFxGraph`; `eager` and `aot_eager` emit nothing that
-    separates the graph from the eager work around it, so this adds `## advisor graph call X ##`.
-    Only for structure/attribution tests: the record costs about one profiler event per call.
-    """
-    from torch._dynamo.backends.registry import lookup_backend
 
-    inner = lookup_backend(backend) if isinstance(backend, str) else backend
-
-    def advisor_marked(gm: Any, example_inputs: Any) -> Any:
-        compiled = inner(gm, example_inputs)
-        name = f"{ADVISOR_GRAPH_MARKER}{current_compile_id()} ##"
-
-        def call(*args: Any) -> Any:
-            with torch.profiler.record_function(name):
-                return compiled(*args)
-
-        return call
-
-    advisor_marked.__name__ = f"advisor_marked_{getattr(inner, '__name__', 'backend')}"
-    return advisor_marked
+def is_structural_event(name: str) -> bool:
+    """Record-function style events (Dynamo regions, cache lookups, graph calls, wrapper
+    prologues, a call's own record) as opposed to aten ops; they cost more to profile."""
+    return not is_aten_op(name) and name != MEMORY_EVENT
 
 
 def profiler_activities(device: str) -> list[Any]:
+    import torch
     from torch.profiler import ProfilerActivity
 
     activities = [ProfilerActivity.CPU]
@@ -465,7 +465,14 @@ def event_interval_us(event: Any) -> tuple[float, float]:
     return float(time_range.start), float(time_range.end)
 
 
+def function_events(prof: Any) -> list[Any]:
+    """The profiler's function events (with parent/child links) after a session."""
+    return list(prof.profiler.function_events) if prof.profiler is not None else []
+
+
 def synchronize(device: str) -> None:
+    import torch
+
     if device.startswith("cuda") and torch.cuda.is_available():
         torch.cuda.synchronize(device)
 
@@ -585,6 +592,8 @@ def _library_roots() -> tuple[str, ...]:
     import os
     import sysconfig
 
+    import torch
+
     roots = {os.path.dirname(torch.__file__)}
     for key in ("stdlib", "platstdlib"):
         path = sysconfig.get_paths().get(key)
@@ -604,7 +613,7 @@ def resume_origin(co_name: str) -> tuple[str, int] | None:
     return (match.group("fn"), int(match.group("line"))) if match else None
 
 
-# --- config knobs for what-ifs (added by the lead for advisor/whatif.py) ---------------------
+# --- Dynamo config ------------------------------------------------------------------------
 
 
 def dynamo_config_patch(setting: str, value: Any) -> Any:
@@ -612,25 +621,65 @@ def dynamo_config_patch(setting: str, value: Any) -> Any:
     import torch._dynamo.config as dynamo_config
 
     if not hasattr(dynamo_config, setting):
-        raise AttributeError(
-            f"torch._dynamo.config has no '{setting}' in torch {torch.__version__}"
-        )
+        raise AttributeError(f"torch._dynamo.config has no '{setting}' in torch {torch_version()}")
     return dynamo_config.patch(**{setting: value})
 
 
-def run_frame_uncompiled(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Make Dynamo skip `fn`'s own frame but still compile the frames it calls.
+def dynamo_config_snapshot() -> dict[str, Any]:
+    """Every Dynamo config value, to check that a run leaves them as it found them."""
+    import torch._dynamo.config as dynamo_config
 
-    For a driver loop that feeds a compiled model batches of different shapes: each model call
-    stays its own compiled frame (and recompiles), as when `model = torch.compile(model)` is
-    called from ordinary Python. `torch.compiler.disable(recursive=False)` does not do this for
-    a function that is itself passed to `torch.compile` (torch 2.13 traces through it), so this
-    uses Dynamo's code skip list.
-    """
-    import torch._dynamo.eval_frame as eval_frame
+    return dict(dynamo_config.get_config_copy())
 
-    skip_code = getattr(eval_frame, "skip_code", None)
-    if skip_code is None:
-        raise RuntimeError(f"torch {torch.__version__} has no torch._dynamo.eval_frame.skip_code")
-    skip_code(fn.__code__)
-    return fn
+
+# --- Dynamo's text formats --------------------------------------------------------------------
+
+_GRAPH_SOURCE = "# File: "  # the source comments in a printed FX graph
+
+
+def graph_source_lines(graph_text: str, file: str) -> tuple[int, ...]:
+    """Source lines a graph covers, from the `# File: path:line in fn, code:` comments of its
+    printout (lines in `file` when there are any, else every line mentioned)."""
+    mine: set[int] = set()
+    anywhere: set[int] = set()
+    for raw in graph_text.splitlines():
+        line = raw.strip()
+        if not line.startswith(_GRAPH_SOURCE):
+            continue
+        where = line[len(_GRAPH_SOURCE) :].split(" in ", 1)[0]
+        path, _, number = where.rpartition(":")
+        if not number.isdigit():
+            continue
+        anywhere.add(int(number))
+        if path == file:
+            mine.add(int(number))
+    return tuple(sorted(mine or anywhere))
+
+
+def one_line_guard_reason(reason: str) -> str:
+    """A guard-failure reason as one line: Dynamo appends the user stack trace on later lines
+    and pads the guard's source comment with spaces."""
+    head = reason.split("\nUser stack trace:", 1)[0]
+    return re.sub(r"\s+", " ", head).strip()
+
+
+def is_recompile_id(compile_id: str) -> bool:
+    """`frame/recompile` ids with a recompile count above zero (`0/1`, `3/2`)."""
+    tail = compile_id.rsplit("/", 1)[-1]
+    return tail.isdigit() and int(tail) > 0
+
+
+# --- outputs and logs -------------------------------------------------------------------------
+
+
+def tree_leaves_and_spec(value: Any) -> tuple[list[Any], Any]:
+    """Flatten nested containers of tensors (torch's pytree, which knows ModelOutput-style
+    registered classes)."""
+    from torch.utils._pytree import tree_flatten
+
+    return tree_flatten(value)
+
+
+DYNAMO_LOGGER = "torch._dynamo"
+# Kineto's native log lines on stderr, e.g. `USDT:2026-11-30 ... profiler_start.cpp:12] ...`.
+PROFILER_NATIVE_LOG = re.compile(r"^(USDT|INFO|WARNING):\d{4}-\d\d-\d\d .*\.cpp:\d+\]")

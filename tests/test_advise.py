@@ -1,439 +1,384 @@
-"""The cost model, verdicts, taxonomy and recompile advice, on recorded artifacts (no compile)."""
+"""Root causes, the cost model, decisions, the ledger and actions, on synthetic traces whose
+numbers are worked out by hand, and the taxonomy. No compile, no torch."""
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
-from advisor.advise import (
-    _around_break,
-    advise,
-    build_cost_model,
-    decide,
-    estimate,
-    finalize_with_what_ifs,
-    median_noise_ms,
-    recompile_findings,
-    recompile_recommendation,
-)
+from advisor.advise import advise, recompile_cause
+from advisor.artifacts import Capture, FrameRecord, ProfileTrace, TraceEvent
 from advisor.attribute import attribute
-from advisor.capture import Capture
-from advisor.model import BreakRecord, LatencyStats, ModeResult, RecompileRecord, WhatIf
-from advisor.profile import ProfileTrace
+from advisor.model import (
+    BreakSite,
+    LatencyStats,
+    Location,
+    ModeResult,
+    RecompileRecord,
+    WhatIf,
+)
 from advisor.taxonomy import category_for, knob_for
+from tests.test_attribute import ev, probe_call
 
-DATA = Path(__file__).parent / "data"
-
-
-def mode(name: str, median_ms: float, iqr_ms: float = 0.0, n: int = 20) -> ModeResult:
-    samples = tuple([median_ms] * n)
-    return ModeResult(name, "ok", latency=LatencyStats(median_ms, iqr_ms, n, samples))
+STEP_SAMPLES = 20
 
 
-def load(case: str):  # type: ignore[no-untyped-def]
-    capture = Capture.from_json((DATA / f"{case}.capture.json").read_text())
-    trace = ProfileTrace.from_json((DATA / f"{case}.trace.json").read_text())
-    return capture, trace
+def mode(name: str, median_ms: float, spread_ms: float = 0.0, status: str = "ok") -> ModeResult:
+    """A mode whose samples are spread evenly over median ± spread."""
+    n = STEP_SAMPLES
+    samples = tuple(median_ms + spread_ms * (2 * i / (n - 1) - 1) for i in range(n))
+    lat = LatencyStats(median_ms, spread_ms, n, samples)
+    return ModeResult(name, status, latency=lat, matches_eager=True)
 
 
-@pytest.fixture(scope="module")
-def inductor_print():  # type: ignore[no-untyped-def]
-    capture, trace = load("inductor_print")
-    return capture, attribute(trace, capture, None)
-
-
-def test_cost_is_region_overhead_plus_gap(inductor_print) -> None:  # type: ignore[no-untyped-def]
-    _, att = inductor_print
-    default = mode("default", att.call_us / 1e3)
-    model = build_cost_model(att, default)
-    assert model.region_overhead_us is not None and model.region_overhead_us > 0
-    assert model.guard_lookup_us is not None and model.guard_lookup_us >= 0
-    assert model.graph_call_us is not None and model.graph_call_us > 0  # the recorded probe
-    brk = att.breaks[0]
-    assert brk.occurrences_per_call == 1
-    costed = estimate(brk, att, model)
-    around = _around_break(brk, att, model)  # the regions either side of this break
-    expected_us = around.per_break_fixed_us + (brk.gap_ms or 0) * 1e3
-    assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
-    assert costed.cost_share == pytest.approx(costed.cost_ms / default.latency.median_ms, rel=1e-4)
-    assert "extra region" in costed.why
-
-
-def test_graph_call_price_comes_from_the_probe_capped_by_the_cheapest_graph_call(
-    inductor_print,
-) -> None:  # type: ignore[no-untyped-def]
-    _, att = inductor_print
-    default = mode("default", att.call_us / 1e3)
-    cheapest = min(
-        value / att.region_count_per_call[cid] for cid, value in att.graph_call_us_per_call.items()
+def site(
+    site_id: str = "B1",
+    code: str = 'print("x")',
+    gb_code: str | None = "GB0059",
+    gb_type: str = "Failed to trace builtin operator",
+    file: str = "/home/u/model.py",
+    compile_ids: tuple[str, ...] = ("0/0",),
+    **kw,  # type: ignore[no-untyped-def]
+) -> BreakSite:
+    return BreakSite(
+        id=site_id,
+        gb_code=gb_code,
+        gb_type=gb_type,
+        where=Location(file, 10 + int(site_id[1:]), "forward", code),
+        compile_ids=compile_ids,
+        **kw,
     )
-    assert cheapest > 0
-    without = build_cost_model(dataclasses.replace(att, graph_call_fixed_us=None), default)
-    assert without.graph_call_us is None
-    probed = build_cost_model(dataclasses.replace(att, graph_call_fixed_us=cheapest / 2), default)
-    assert probed.graph_call_us == pytest.approx(cheapest / 2)
-    assert probed.per_break_fixed_us == pytest.approx(without.per_break_fixed_us + cheapest / 2)
-    # A probe dearer than one of the workload's own graph calls is bounded by it.
-    capped = build_cost_model(dataclasses.replace(att, graph_call_fixed_us=cheapest * 10), default)
-    assert capped.graph_call_us == pytest.approx(cheapest)
-    costed = estimate(att.breaks[0], dataclasses.replace(att), probed)
-    assert "graph call" in (costed.why or "")
 
 
-def test_verdicts_follow_threshold_and_noise(inductor_print) -> None:  # type: ignore[no-untyped-def]
-    _, att = inductor_print
-    brk = att.breaks[0]
-    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0))).cost_ms
-    assert cost_ms is not None and cost_ms > 0
-    # A step 10x the break's cost: 10% share, no noise -> isolate (a print).
-    small_step = mode("default", cost_ms * 10)
-    advice = advise(att, small_step, ignore_share=0.01)
-    assert advice.breaks[0].verdict == "isolate"
-    assert advice.breaks[0].category == "print"
-    assert "reorderable_logging_functions" in advice.breaks[0].recipe
-    # A step 1000x the cost: 0.1% share -> ignore.
-    big_step = mode("default", cost_ms * 1000)
-    assert advise(att, big_step, ignore_share=0.01).breaks[0].verdict == "ignore"
-    # Same step, but so noisy the cost is below the standard error of the median -> ignore.
-    noisy = mode("default", cost_ms * 10, iqr_ms=cost_ms * 40, n=20)
-    assert median_noise_ms(noisy) > cost_ms
-    assert advise(att, noisy, ignore_share=0.01).breaks[0].verdict == "ignore"
-    # The threshold is an option: the same report gives the same verdicts.
-    assert advise(att, big_step, ignore_share=0.0001).breaks[0].verdict == "isolate"
+# One call: region 0/0 (lookup 10-15, pregraph 15-20, graph 20-30) breaks at B1; its gap (30-40,
+# 74-90) runs an aten op (32-35) and calls the resume region 1/0 (lookup 40-44, region 44-74 with
+# a 10 µs graph, return path); entry 0-10, exit 90-100. With no per-event cost and no unprofiled
+# reference every profiled µs stands.
+def break_call() -> TraceEvent:
+    return ev(
+        "advisor::call",
+        0,
+        100,
+        ev("TorchDynamo Cache Lookup", 10, 5),
+        ev(
+            "Torch-Compiled Region: 0/0",
+            15,
+            75,
+            ev("## Call CompiledFxGraph k ##", 20, 10),
+            ev("aten::is_nonzero", 32, 3),
+            ev("TorchDynamo Cache Lookup", 40, 4),
+            ev("Torch-Compiled Region: 1/0", 44, 30, ev("## Call CompiledFxGraph j ##", 50, 10)),
+        ),
+    )
 
 
-def test_measured_what_if_overrides_estimate(inductor_print) -> None:  # type: ignore[no-untyped-def]
-    _, att = inductor_print
-    brk = att.breaks[0]
-    cost_ms = estimate(brk, att, build_cost_model(att, mode("default", 1.0))).cost_ms or 0
-    step = mode("default", cost_ms * 1000)  # estimate alone says ignore
-    advice = advise(att, step)
-    assert advice.breaks[0].verdict == "ignore"
-    assert advice.knobs and advice.knobs[0][1].setting == "reorderable_logging_functions"
-    measured = WhatIf(
-        "reorderable_logging_functions={print}",
-        "measured",
-        True,
-        1.0,
-        0.5,
-        0.5,
-        0.01,
+def break_capture(the_site: BreakSite | None = None) -> Capture:
+    return Capture(
+        sites=(the_site or site(),),
+        frames=(
+            FrameRecord("0/0", "f", "f.py", 1, ops=2, break_ids=("B1",), end_break_id="B1"),
+            FrameRecord("1/0", "resume", "f.py", 3, ops=2, resumes="0/0"),
+        ),
+        root_compile_id="0/0",
+    )
+
+
+def break_trace() -> ProfileTrace:
+    return ProfileTrace("cpu", (break_call(),), probe_calls=(probe_call(), probe_call()))
+
+
+def run_advise(the_site=None, step_ms=0.1, spread_ms=0.0, what_ifs=(), share=0.01, **modes):  # type: ignore[no-untyped-def]
+    capture = break_capture(the_site)
+    att = attribute(break_trace(), capture)
+    all_modes = {"default": mode("default", step_ms, spread_ms), **modes}
+    return advise(att, capture, all_modes, tuple(what_ifs), share)
+
+
+def test_cost_terms_parts_and_savings_by_hand() -> None:
+    # Regions: 0/0 fixed 15 - 10 = 5 µs, lookup 5; 1/0 fixed 30 - 10 = 20, lookup 4. The lighter
+    # side: lookup min(5, 4) = 4, region overhead min(5, 20) = 5. Graph call: the probe's 7 µs
+    # (below the workload's 10 µs graph calls). Glue: the probe's 12 µs.
+    # B1 owns 1 extra region (1/0, calling a graph): fixed = 4 + 5 + 7 = 16 µs. It owns the gap,
+    # 10 + 16 = 26 µs, of which 3 µs tensor work: 12 µs glue and 11 µs of Python remain.
+    advice = run_advise()
+    (entry,) = advice.breaks
+    t = entry.terms
+    assert (t.regions, t.graph_regions) == (1.0, 1.0)
+    assert (t.guard_lookup_us, t.region_overhead_us, t.graph_call_us) == (4.0, 5.0, 7.0)
+    assert (t.glue_us, t.gap_us, t.tensor_work_us, t.kept_us) == (12.0, 26.0, 3.0, 0.0)
+    assert t.overhead_cap == 1.0
+    assert entry.parts.overhead_ms == pytest.approx(0.028)
+    assert entry.parts.tensor_work_ms == pytest.approx(0.003)
+    assert entry.parts.python_work_ms == pytest.approx(0.011)
+    assert entry.parts.total_ms == pytest.approx(0.042)  # fixed 16 + owned 26
+    # A print: moving it saves the overhead, deleting it everything; no rewrite applies.
+    assert entry.savings.isolate == pytest.approx(0.028)
+    assert entry.savings.delete == pytest.approx(0.042)
+    assert entry.savings.rewrite is None
+    d = entry.decision
+    assert d is not None and (d.category, d.fix, d.basis, d.verdict) == (
+        "print",
+        "isolate",
+        "estimate",
+        "isolate",
+    )
+    assert entry.cost_ms == pytest.approx(0.028) and entry.cost_share == pytest.approx(0.28)
+
+
+def test_ledger_adds_up_by_hand() -> None:
+    # step 100 µs = compiled that stays + the break's share (42) + other (entry 10 + exit 10).
+    # Compiled that stays: lookups 9 + compiled 45 - the 16 µs of fixed prices charged = 38.
+    ledger = run_advise().ledger
+    assert ledger is not None
+    assert ledger.step_ms == pytest.approx(0.1)
+    assert ledger.breaks_ms == pytest.approx(0.042)
+    assert ledger.other_ms == pytest.approx(0.020)
+    assert ledger.compiled_ms == pytest.approx(0.038)
+    assert ledger.saving_ms == pytest.approx(0.028)
+    assert ledger.projected_ms == pytest.approx(0.072)
+    assert ledger.measured_all_fixed_ms is None  # no fullgraph mode
+    # guard lookups: 9 µs over 2 lookups against the probe's 4.5 µs each: no excess
+    assert ledger.guard_lookup_ms == pytest.approx(0.009) and ledger.guard_excess_ms == 0.0
+
+
+def test_rewrite_category_saves_python_and_fusible_work() -> None:
+    branch = site(code="if x.sum() > 0:", gb_code="GB0170", gb_type="Data-dependent branching")
+    (entry,) = run_advise(branch).breaks
+    assert entry.savings.rewrite == pytest.approx(0.028 + 0.011 + 0.003)
+    assert entry.savings.isolate is None
+    assert entry.decision is not None and entry.decision.verdict == "rewrite"
+    assert entry.cost_ms == pytest.approx(0.042)
+
+
+def test_verdicts_follow_threshold_and_noise() -> None:
+    # saving 0.028 ms: 28% of a 0.1 ms step; 0.28% of a 10 ms step; under the noise of a
+    # step whose samples spread ±1 ms.
+    assert run_advise(step_ms=0.1).breaks[0].verdict == "isolate"
+    big = run_advise(step_ms=10.0).breaks[0]
+    assert big.verdict == "ignore" and big.decision and big.decision.reason == "below_share"
+    noisy = run_advise(step_ms=0.1, spread_ms=1.0, share=0.0001).breaks[0]
+    assert noisy.verdict == "ignore" and noisy.decision and noisy.decision.reason == "below_noise"
+    assert run_advise(step_ms=10.0, share=0.0001).breaks[0].verdict == "isolate"
+
+
+def what_if(**kw) -> WhatIf:  # type: ignore[no-untyped-def]
+    base = dict(
+        knob="reorderable_logging_functions={print}",
+        setting="reorderable_logging_functions",
+        fix="isolate",
+        status="measured",
+        targets=("B1",),
+        removed=("B1",),
+        baseline_ms=0.1,
+        variant_ms=0.05,
+        saving_ms=0.05,
+        saving_ci_ms=(0.04, 0.06),
         matches_eager=True,
     )
-    final = finalize_with_what_ifs(advice, {brk.id: measured}, 0.01)
-    assert final[0].verdict == "isolate"
-    assert final[0].what_if is not None and final[0].what_if.estimated_saving_ms == pytest.approx(
-        advice.breaks[0].cost_ms
+    return WhatIf(**{**base, **kw})
+
+
+def test_a_clean_measured_knob_decides_and_its_miss_is_kept() -> None:
+    advice = run_advise(what_ifs=[what_if()])
+    (entry,) = advice.breaks
+    d = entry.decision
+    assert d is not None and (d.basis, d.fix, d.knob_outcome) == ("measured", "knob", "removed")
+    assert entry.cost_ms == pytest.approx(0.05) and d.measured_ci_ms == (0.04, 0.06)
+    # estimate 0.028 (isolate) against 0.05 measured, apart by more than the 0.01 noise
+    assert d.estimate_miss == pytest.approx(0.028 / 0.05 - 1)
+    (action,) = [a for a in advice.actions if a.kind == "knob"]
+    assert action.measured and action.breaks == ("B1",) and action.saving_ms == 0.05
+    assert not [a for a in advice.actions if a.kind in ("code", "isolate")]  # covered by the knob
+
+
+def test_a_knob_without_saving_bounds_the_entry() -> None:
+    flat = what_if(saving_ms=0.001, saving_ci_ms=(-0.004, 0.006))
+    (entry,) = run_advise(what_ifs=[flat]).breaks
+    d = entry.decision
+    assert d is not None and d.basis == "bounded" and entry.cost_ms == pytest.approx(0.006)
+    assert not [a for a in run_advise(what_ifs=[flat]).actions if a.kind == "knob"]
+    moved = what_if(saving_ms=0.0, saving_ci_ms=(-0.003, 0.002), new_breaks=(Location("m.py", 12),))
+    (entry,) = run_advise(what_ifs=[moved]).breaks
+    assert entry.decision is not None and entry.decision.knob_outcome == "moved"
+    assert entry.decision.basis == "bounded" and entry.cost_ms == pytest.approx(0.002)
+
+
+def test_a_knob_that_keeps_the_break_changes_nothing() -> None:
+    kept = what_if(removed=())
+    (entry,) = run_advise(what_ifs=[kept]).breaks
+    d = entry.decision
+    assert d is not None and d.knob_outcome == "kept" and d.basis == "estimate"
+    assert entry.cost_ms == pytest.approx(0.028)
+
+
+def test_library_break_is_isolated_unless_a_knob_measures_a_fix() -> None:
+    lib = site(
+        code="return bool(done.max() == 0)",
+        gb_code="GB0124",
+        gb_type="Unsupported Tensor.item() call",
+        file="/venv/lib/python3.11/site-packages/transformers/generation/utils.py",
     )
-    assert "measured what-if saving" in final[0].why
-    # A what-if that did not remove the break is not used as evidence.
-    useless = dataclasses.replace(measured, removes_break=False)
-    kept = finalize_with_what_ifs(advice, {brk.id: useless}, 0.01)[0]
-    assert kept.verdict == "ignore"
-    assert "does not fix this break" in kept.recipe
-    # Nor one whose variant broke somewhere new instead (the saving is the knob's, not the fix's).
-    displaced = dataclasses.replace(measured, new_breaks=("GB0170 at model.py:12",))
-    assert finalize_with_what_ifs(advice, {brk.id: displaced}, 0.01)[0].verdict == "ignore"
+    (entry,) = run_advise(lib).breaks
+    assert entry.decision is not None and entry.decision.library
+    assert entry.verdict == "isolate"
+    knob = what_if(knob="capture_scalar_outputs=True", setting="capture_scalar_outputs",
+                   fix="rewrite")  # fmt: skip
+    (fixed,) = run_advise(lib, what_ifs=[knob]).breaks
+    assert fixed.verdict == "rewrite" and fixed.decision and fixed.decision.basis == "measured"
 
 
-def _brk(
-    code: str | None,
-    gb_type: str,
-    src: str = "",
-    explanation: str = "",
-    file: str = "/home/u/model.py",
-) -> BreakRecord:
-    return BreakRecord("B1", code, gb_type, file, 10, src, "forward", explanation)
+def test_fullgraph_that_matches_and_runs_faster_is_measured_truth() -> None:
+    advice = run_advise(fullgraph=mode("fullgraph", 0.06))
+    ledger = advice.ledger
+    assert ledger is not None and ledger.measured_all_fixed_ms == pytest.approx(0.06)
+    assert ledger.projection_miss == pytest.approx(0.072 / 0.06 - 1)
+    (action,) = [a for a in advice.actions if a.kind == "fullgraph"]
+    assert action.measured and action.saving_ms == pytest.approx(0.04)
+    failed = run_advise(fullgraph=ModeResult("fullgraph", "failed"))
+    assert failed.ledger and failed.ledger.measured_all_fixed_ms is None
+    wrong = run_advise(fullgraph=dataclasses.replace(mode("fullgraph", 0.06), matches_eager=False))
+    assert wrong.ledger and wrong.ledger.measured_all_fixed_ms is None
+
+
+# --- root causes --------------------------------------------------------------------------------
+
+
+def skipped_capture() -> Capture:
+    # The function's own frame 0/0 was skipped; Dynamo met B1, B2 and B3 compiling it, B3 last.
+    # Its layers compile separately as 1/0. B4 is a cold path that never runs.
+    skipped = [
+        site(f"B{i}", code="x", compile_ids=("0/0",), skipped_frames=("0/0",)) for i in (1, 2, 3)
+    ]
+    sites = (*skipped, site("B4", code="y", compile_ids=("5/0",)))
+    frames = (
+        FrameRecord("0/0", "f", "f.py", 1, skipped=True, break_ids=("B1", "B2", "B3"),
+                    end_break_id="B3"),
+        FrameRecord("1/0", "layer", "f.py", 9, ops=3),
+        FrameRecord("5/0", "cold", "f.py", 30, ops=1, break_ids=("B4",), end_break_id="B4"),
+    )  # fmt: skip
+    return Capture(sites=sites, frames=frames, root_compile_id="0/0")
+
+
+def skipped_call() -> TraceEvent:
+    layer = ("Torch-Compiled Region: 1/0", "## Call CompiledFxGraph l ##")
+    return ev(
+        "advisor::call",
+        0,
+        100,
+        ev("aten::add", 2, 4),
+        ev("TorchDynamo Cache Lookup", 10, 4),
+        ev(layer[0], 14, 20, ev(layer[1], 16, 10)),
+        ev("TorchDynamo Cache Lookup", 40, 4),
+        ev(layer[0], 44, 20, ev(layer[1], 46, 10)),
+    )
+
+
+def test_a_skipped_frame_is_one_entry_owning_its_time_with_its_causes() -> None:
+    capture = skipped_capture()
+    trace = ProfileTrace("cpu", (skipped_call(),), probe_calls=(probe_call(),))
+    advice = advise(attribute(trace, capture), capture, {"default": mode("default", 0.1)})
+    ids = [e.id for e in advice.breaks]
+    assert sorted(ids) == ["B3", "B4"]  # B1, B2 own nothing: causes of B3, not entries
+    owner = advice.breaks[ids.index("B3")]
+    assert [c.id for c in owner.causes] == ["B1", "B2"]
+    assert owner.terms.skipped_frame
+    # eager time: 0-10, 34-40, 64-100 = 52 µs, 4 of it aten work; one extra region (the second
+    # layer: compiled as one frame, the two would be one region)
+    assert owner.terms.gap_us == pytest.approx(52.0)
+    assert owner.terms.tensor_work_us == pytest.approx(4.0)
+    assert owner.terms.regions == 1.0
+    # a skipped frame's Python is overhead (it goes when the frame compiles), none is "stays"
+    assert owner.parts.python_work_ms == 0.0
+    cold = advice.breaks[ids.index("B4")]
+    assert cold.cost_ms == 0.0 and cold.decision and cold.decision.reason == "never_ran"
+    assert advice.ledger is not None
+    assert sum(e.cost_share or 0.0 for e in advice.breaks) <= 1.0
+    assert advice.ledger.breaks_ms <= advice.ledger.step_ms
+
+
+# --- taxonomy and recompiles ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("brk", "category", "action"),
+    ("the_site", "category", "action"),
     [
-        (
-            _brk(
-                "GB0059",
-                "Failed to trace builtin operator",
-                'print("x")',
-                "builtin operator `print`",
-            ),
-            "print",
-            "isolate",
-        ),
-        (
-            _brk("GB0059", "Failed to trace builtin operator", "len(x)", "operator `len`"),
-            "other",
-            "rewrite",
-        ),
-        (
-            _brk("GB0170", "Data-dependent branching", "if x.sum() > 0:"),
-            "data_dependent_branch",
-            "rewrite",
-        ),
-        (
-            _brk(None, "generic_jump TensorVariable()", "if x.sum() > 0:"),
-            "data_dependent_branch",
-            "rewrite",
-        ),
-        (
-            _brk(
-                "GB0124",
-                "Unsupported Tensor.item() call with capture_scalar_outputs=False",
-                "n = x.item()",
-            ),
-            "scalar_extraction",
-            "rewrite",
-        ),
-        (_brk("GB0033", "Data dependent operator", "x.tolist()"), "scalar_extraction", "rewrite"),
-        (_brk("GB0036", "Dynamic shape operator", "idx = m.nonzero()"), "dynamic_shape", "rewrite"),
-        (
-            _brk("GB0098", "Skip calling `torch.compiler.disable()`d function", "helper(x)"),
-            "disabled",
-            "isolate",
-        ),
-        (
-            _brk(
-                "GB0291",
-                "logging.Logger method not supported for non-export cases",
-                'LOG.warning("x")',
-            ),
-            "logging",
-            "isolate",
-        ),
-        (
-            _brk(
-                "GB6215",
-                "Unresolved GetAttrVariable comparison",
-                "log = logging.getLogger()",
-                file="/usr/lib/python3.11/logging/__init__.py",
-            ),
-            "logging",
-            "isolate",
-        ),
-        (
-            _brk(
-                "GB0231",
-                "call `torch.from_numpy` with `torch._dynamo.config.trace_numpy=False`",
-                "torch.from_numpy(a)",
-            ),
-            "numpy",
-            "rewrite",
-        ),
-        (
-            _brk("GB0007", "Attempted to call function marked as skipped", "scipy.special.erf(a)"),
-            "third_party",
-            "isolate",
-        ),
-        (
-            _brk(
-                "GB9999",
-                "A code from the future",
-                "weird(x)",
-                file="/venv/lib/python3.11/site-packages/lib/x.py",
-            ),
-            "third_party",
-            "isolate",
-        ),
-        (_brk("GB9999", "A code from the future", "np.fft.fft(a)"), "numpy", "rewrite"),
-        (
-            _brk("GB0025", "Call to `torch._dynamo.graph_break()`", "torch._dynamo.graph_break()"),
-            "explicit",
-            "rewrite",
-        ),
+        (site(code='print("x")', gb_type="Failed to trace builtin operator",
+              explanation="builtin operator `print`"), "print", "isolate"),
+        (site(code="len(x)", explanation="operator `len`"), "other", "rewrite"),
+        (site(code="if x.sum() > 0:", gb_code="GB0170", gb_type="Data-dependent branching"),
+         "data_dependent_branch", "rewrite"),
+        (site(code="if x.sum() > 0:", gb_code=None, gb_type="generic_jump TensorVariable()"),
+         "data_dependent_branch", "rewrite"),
+        (site(code="n = x.item()", gb_code="GB0124",
+              gb_type="Unsupported Tensor.item() call with capture_scalar_outputs=False"),
+         "scalar_extraction", "rewrite"),
+        (site(code="x.tolist()", gb_code="GB0033", gb_type="Data dependent operator"),
+         "scalar_extraction", "rewrite"),
+        (site(code="idx = m.nonzero()", gb_code="GB0036", gb_type="Dynamic shape operator"),
+         "dynamic_shape", "rewrite"),
+        (site(code="helper(x)", gb_code="GB0098",
+              gb_type="Skip calling `torch.compiler.disable()`d function"), "disabled", "isolate"),
+        (site(code='LOG.warning("x")', gb_code="GB0291",
+              gb_type="logging.Logger method not supported for non-export cases"),
+         "logging", "isolate"),
+        (site(code="log = logging.getLogger()", gb_code="GB6215",
+              gb_type="Unresolved GetAttrVariable comparison",
+              file="/usr/lib/python3.11/logging/__init__.py"), "logging", "isolate"),
+        (site(code="torch.from_numpy(a)", gb_code="GB0231",
+              gb_type="call `torch.from_numpy` with `torch._dynamo.config.trace_numpy=False`"),
+         "numpy", "rewrite"),
+        (site(code="scipy.special.erf(a)", gb_code="GB0007",
+              gb_type="Attempted to call function marked as skipped"), "third_party", "isolate"),
+        (site(code="weird(x)", gb_code="GB9999", gb_type="A code from the future",
+              file="/venv/lib/python3.11/site-packages/lib/x.py"), "third_party", "isolate"),
+        (site(code="np.fft.fft(a)", gb_code="GB9999", gb_type="A code from the future"),
+         "numpy", "rewrite"),
+        (site(code="torch._dynamo.graph_break()", gb_code="GB0025",
+              gb_type="Call to `torch._dynamo.graph_break()`"), "explicit", "rewrite"),
     ],
-)
-def test_taxonomy(brk: BreakRecord, category: str, action: str) -> None:
-    cat = category_for(brk)
+)  # fmt: skip
+def test_taxonomy(the_site: BreakSite, category: str, action: str) -> None:
+    cat = category_for(the_site)
     assert (cat.key, cat.action) == (category, action)
 
 
 def test_knobs() -> None:
-    item = _brk("GB0124", "Unsupported Tensor.item() call", "n = x.item()")
-    knob = knob_for(item, category_for(item))
-    assert knob is not None and knob.setting == "capture_scalar_outputs"
-    log = _brk("GB0291", "logging.Logger method", 'logger.warning("slow")')
-    log_knob = knob_for(log, category_for(log))
+    item = site(code="n = x.item()", gb_code="GB0124", gb_type="Unsupported Tensor.item() call")
+    knob = knob_for(item)
+    assert knob is not None and knob.setting == "capture_scalar_outputs" and knob.fix == "rewrite"
+    log = site(code='logger.warning("slow")', gb_code="GB0291", gb_type="logging.Logger method")
+    log_knob = knob_for(log)
     assert log_knob is not None and log_knob.value_spec == "logger:warning"
-    assert log_knob.behaviour_note is not None
-    branch = _brk("GB0170", "Data-dependent branching", "if x > 0:")
-    assert knob_for(branch, category_for(branch)) is None
-
-
-def test_unknown_code_falls_back_to_registry_hints() -> None:
-    brk = dataclasses.replace(
-        _brk("GB9999", "A code from the future", "frob(x)"), hints=("Use torch.frob instead.",)
-    )
-    model = build_cost_model.__wrapped__ if hasattr(build_cost_model, "__wrapped__") else None
-    assert model is None
-    from advisor.advise import CostModel
-
-    decided = decide(
-        dataclasses.replace(brk, cost_ms=1.0),
-        CostModel(1.0, 0.0, 1.0, 2.0, 0.0),
-        0.01,
-    )
-    assert decided.verdict == "rewrite"
-    assert "Use torch.frob instead." in decided.recipe
-    assert decided.doc_url is not None and decided.doc_url.endswith("gb9999.html")
+    assert log_knob.fix == "delete" and log_knob.behaviour == "logging_noop"
+    branch = site(code="if x > 0:", gb_code="GB0170", gb_type="Data-dependent branching")
+    assert knob_for(branch) is None
 
 
 @pytest.mark.parametrize(
-    ("reason", "advice"),
+    ("reason", "cause", "dim"),
     [
-        ("0/1: tensor 'x' size mismatch at index 1. expected 16, actual 32", "mark_dynamic"),
-        ("0/1: tensor 'x' dtype mismatch. expected Float, actual Double", "dtype"),
-        ("0/1: tensor 'x' rank mismatch. expected 2, actual 3", "rank"),
-        ("0/0: k == 2  # return (x * k).sin()", "Python value"),
-        ("0/1: something else entirely", "fix the failing guard"),
+        ("0/1: tensor 'x' size mismatch at index 1. expected 16, actual 32", "size", 1),
+        ("0/1: tensor 'x' dtype mismatch. expected Float, actual Double", "dtype", None),
+        ("0/1: tensor 'x' rank mismatch. expected 2, actual 3", "rank", None),
+        ("0/0: k == 2  # return (x * k).sin()", "value", None),
+        ("0/1: something else entirely", "other", None),
     ],
 )
-def test_recompile_recommendations(reason: str, advice: str) -> None:
-    assert advice in recompile_recommendation(reason)
+def test_recompile_causes(reason: str, cause: str, dim: int | None) -> None:
+    assert recompile_cause(reason) == (cause, dim)
 
 
-def test_backend_switches_are_not_findings() -> None:
-    records = (
-        RecompileRecord("0/1", "f", "0/0: BACKEND_MATCH failure: ..."),
-        RecompileRecord("0/2", "f", "size mismatch at index 0. expected 4, actual 8", 0.5),
+def test_recompile_actions_and_backend_switches() -> None:
+    capture = dataclasses.replace(
+        break_capture(),
+        recompiles=(
+            RecompileRecord("0/1", "f", "0/0: BACKEND_MATCH failure: ..."),
+            RecompileRecord("0/2", "f", "size mismatch at index 0. expected 4, actual 8", 0.5),
+        ),
     )
-    findings = recompile_findings(records)
-    assert [r.compile_id for r in findings] == ["0/2"]
-    assert "mark_dynamic" in findings[0].recommendation
-
-
-def test_extra_regions_count_the_split_caller_and_helper() -> None:
-    from advisor.advise import extra_regions
-
-    # A helper that breaks, called three times: each call splits the caller (a resume region)
-    # and runs the helper as its own frame, so more regions go than there are occurrences.
-    capture, trace = load("helper_thrice")
-    att = attribute(trace, capture, None)
-    (brk,) = att.breaks
-    total = sum(att.region_count_per_call.values())
-    assert brk.occurrences_per_call == 3.0
-    assert extra_regions(att, brk, att.breaks) == pytest.approx(total - 1)
-    assert total - 1 > 3
-    # One plain break: one extra region.
-    capture, trace = load("inductor_print")
-    att = attribute(trace, capture, None)
-    assert extra_regions(att, att.breaks[0], att.breaks) == pytest.approx(1.0)
-    # Two breaks in a row share the extra regions by the regions ending in each.
-    capture, trace = load("double")
-    att = attribute(trace, capture, None)
-    shares = [extra_regions(att, b, att.breaks) for b in att.breaks]
-    assert sum(shares) == pytest.approx(sum(att.region_count_per_call.values()) - 1)
-
-
-def test_extra_graph_calls_leave_out_regions_with_an_empty_graph() -> None:
-    from advisor.advise import extra_graph_calls, extra_regions
-
-    def graph_regions(att) -> float:  # type: ignore[no-untyped-def]
-        return sum(att.graph_region_count_per_call.values())
-
-    # Two breaks in a row: the region between them has no graph. Three regions, two graph
-    # calls: two extra regions to enter, one extra graph call.
-    capture, trace = load("double")
-    att = attribute(trace, capture, None)
-    assert graph_regions(att) == sum(att.region_count_per_call.values()) - 1
-    regions = [extra_regions(att, b, att.breaks) for b in att.breaks]
-    graphs = [extra_graph_calls(att, b, att.breaks) for b in att.breaks]
-    assert sum(graphs) == pytest.approx(graph_regions(att) - 1)
-    assert all(g <= r for g, r in zip(graphs, regions, strict=True))
-    # A break before any op: the first region is empty, so removing the break removes a region
-    # (and its guard lookup) but no graph call.
-    capture, trace = load("start")
-    att = attribute(trace, capture, None)
-    assert extra_regions(att, att.breaks[0], att.breaks) == pytest.approx(1.0)
-    assert extra_graph_calls(att, att.breaks[0], att.breaks) == pytest.approx(0.0)
-    model = _around_break(att.breaks[0], att, build_cost_model(att, mode("default", 1.0)))
-    costed = estimate(att.breaks[0], att, model, att.breaks)
-    expected_us = (model.guard_lookup_us or 0.0) + (att.breaks[0].gap_ms or 0.0) * 1e3
-    assert costed.cost_ms == pytest.approx(expected_us / 1e3, rel=1e-4)
-
-
-def test_compute_bound_gap_work_is_not_counted_as_saved(inductor_print) -> None:  # type: ignore[no-untyped-def]
-    _, att = inductor_print
-    brk = att.breaks[0]
-    gap_us = (brk.gap_ms or 0.0) * 1e3
-    model = build_cost_model(att, mode("default", att.call_us / 1e3))
-    base = estimate(brk, att, model)
-    heavy = dataclasses.replace(
-        att,
-        gap_work_us_per_call={brk.id: gap_us / 2},
-        gap_kept_us_per_call={brk.id: gap_us / 4},
-    )
-    costed = estimate(brk, heavy, model)
-    assert costed.cost_ms == pytest.approx((base.cost_ms or 0) - gap_us / 4 / 1e3, rel=1e-3)
-    assert "compute-bound" in (costed.why or "")
-    # never more than the gap's measured tensor work
-    capped = dataclasses.replace(heavy, gap_kept_us_per_call={brk.id: gap_us * 10})
-    assert estimate(brk, capped, model).cost_ms == pytest.approx(
-        (base.cost_ms or 0) - gap_us / 2 / 1e3, rel=1e-3
-    )
-
-
-def test_skipped_frame_wording_follows_the_cause() -> None:
-    from advisor.taxonomy import recipe_for, skipped_frame_note
-
-    plain = BreakRecord(
-        id="B1", gb_code="GB0014", gb_type="t", file="f.py", line=1, function="inner"
-    )
-    assert skipped_frame_note(plain) is None
-    loop = dataclasses.replace(plain, frame_skipped=True, skip_code="GB7000")
-    whole = dataclasses.replace(plain, frame_skipped=True)
-    assert "inside a loop" in (skipped_frame_note(loop) or "")
-    assert "could not compile any part" in (skipped_frame_note(whole) or "")
-    assert "loop" not in recipe_for(whole, category_for(whole), "f.py:1").split("\n")[0]
-    assert "inside a loop" in recipe_for(loop, category_for(loop), "f.py:1")
-
-
-def test_break_inside_library_code_is_isolated_not_rewritten(inductor_print) -> None:  # type: ignore[no-untyped-def]
-    from advisor.taxonomy import library_location, recipe_for
-
-    _, att = inductor_print
-    torch_file = "/venv/lib/python3.11/site-packages/torch/optim/optimizer.py"
-    # the user's line calls into torch, and torch's own graph_break() stops Dynamo
-    reached = dataclasses.replace(
-        att.breaks[0],
-        gb_code="GB0025",
-        gb_type="Call to `torch._dynamo.graph_break()`",
-        code="opt.step()",
-        break_file=torch_file,
-        break_line=79,
-    )
-    assert library_location(reached) == (torch_file, 79)
-    text = recipe_for(reached, category_for(reached), "train.py:63", f"{torch_file}:79")
-    assert "inside library code" in text and "reached from train.py:63 (`opt.step()`)" in text
-    assert "Remove the explicit" not in text  # not the user's graph_break() to remove
-    model = build_cost_model(att, mode("default", att.call_us / 1e3))
-    verdicts = decide(estimate(reached, att, model), model, ignore_share=0.0)
-    assert verdicts.verdict == "isolate"
-    # no user frame at all inside the compiled function: the reported line is the library's
-    inside = dataclasses.replace(reached, file=torch_file, line=79, break_file=None)
-    assert library_location(inside) == (torch_file, 79)
-    assert "reached from" not in recipe_for(inside, category_for(inside), "x", "y")
-    # the user's own code is not library code
-    assert library_location(att.breaks[0]) is None
-
-
-def test_break_saves_the_fixed_costs_of_the_lighter_side(inductor_print) -> None:  # type: ignore[no-untyped-def]
-    # A small check region before the break, the whole model after it: merging them saves a
-    # small region's fixed part, not the model region's per-parameter guards and wrappers.
-    _, att = inductor_print
-    brk = att.breaks[0]
-    (before,) = brk.compile_ids
-    (after,) = att.resume_regions[brk.id]
-    model = build_cost_model(att, mode("default", 1.0))
-    lopsided = dataclasses.replace(
-        att,
-        region_fixed_us={before: 10.0, after: 500.0},
-        guard_lookup_us_by_region={before: 2.0, after: 80.0},
-    )
-    around = _around_break(brk, lopsided, model)
-    assert (around.region_overhead_us, around.guard_lookup_us) == (10.0, 2.0)
-    # where the resume region is unknown, the workload-wide values stand
-    unknown = dataclasses.replace(lopsided, resume_regions={})
-    around = _around_break(brk, unknown, model)
-    assert around.region_overhead_us == model.region_overhead_us
-    assert around.guard_lookup_us == model.guard_lookup_us
+    att = attribute(break_trace(), capture)
+    advice = advise(att, capture, {"default": mode("default", 0.1)})
+    assert [r.compile_id for r in advice.recompiles] == ["0/2"]
+    (dynamic,) = [a for a in advice.actions if a.kind == "dynamic"]
+    assert dynamic.dims == (0,) and dynamic.compile_s == 0.5 and dynamic.saving_ms is None

@@ -1,5 +1,5 @@
-"""Segmenter and join on recorded artifacts (tests/data, see regenerate.py) and synthetic
-event trees. Fast: no compile, no profiler."""
+"""Segmenter, correction and reduction on recorded artifacts (tests/data, see regenerate.py) and
+on synthetic event trees whose numbers are worked out by hand. Fast: no compile, no profiler."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.attribute import attribute, probe_graph_call_us, segment_call
-from advisor.capture import Capture, FrameRecord
-from advisor.model import BreakRecord
-from advisor.profile import ProfileTrace, TraceEvent
+from advisor.artifacts import Capture, FrameRecord, ProfileTrace, TraceEvent
+from advisor.attribute import attribute, probe_prices, segment_call
+from advisor.model import BreakSite, Location
 from tests.cases.breaks import CASES
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -28,20 +27,19 @@ def case_of(name: str) -> str:
 
 
 @pytest.mark.parametrize("name", RECORDED)
-def test_recorded_breaks_match_truth(name: str) -> None:
+def test_recorded_sites_match_truth(name: str) -> None:
     capture, trace = load(name)
     case = CASES[case_of(name)]
-    result = attribute(trace, capture)
-    got = [(b.gb_code, Path(b.file).name, b.line) for b in result.breaks]
+    got = [(s.gb_code, Path(s.where.file).name, s.where.line) for s in capture.sites]
     assert got == [(code, "breaks.py", line) for code, line in case.expected()]
-    assert [b.id for b in result.breaks] == [f"B{i + 1}" for i in range(len(got))]
+    assert [s.id for s in capture.sites] == [f"B{i + 1}" for i in range(len(got))]
+    assert all(s.frame_skipped == case.frame_skipped for s in capture.sites)
+    result = attribute(trace, capture)
     assert result.attribution.coverage is not None and result.attribution.coverage >= 0.98
     assert result.attribution.profiled_calls == len(trace.calls) == 3
     expected_occ = case.occurrences or (1.0,) * len(case.breaks)
-    assert [b.occurrences_per_call for b in result.breaks] == list(expected_occ)
-    for b in result.breaks:
-        assert b.gap_ms is not None and b.gap_ms > 0
-        assert b.frame_skipped == case.frame_skipped or name == "helper_loop"
+    assert [result.sites[s.id].occurrences for s in capture.sites] == list(expected_occ)
+    assert all(result.sites[s.id].owned_us > 0 for s in capture.sites)
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -57,12 +55,14 @@ def test_segments_tile_each_call(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", RECORDED)
-def test_scaled_timeline_sums_to_unprofiled_median(name: str) -> None:
+def test_every_corrected_call_sums_to_the_given_median(name: str) -> None:
+    # Each call is split against its session's unprofiled time and rescaled to the median, so
+    # its corrected segments add up to that median exactly, whatever the correction did.
     capture, trace = load(name)
     result = attribute(trace, capture, unprofiled_median_ms=0.5)
-    totals = sorted(t.total_us for t in result.attribution.calls)
-    assert totals[len(totals) // 2] == pytest.approx(500.0, rel=0.25)  # median call
-    assert "totals the unprofiled median" in result.attribution.method
+    for call in result.attribution.calls:
+        assert call.total_us == pytest.approx(500.0, abs=0.01)
+    assert result.attribution.calibration.reference == "sessions"
 
 
 def _kinds(name: str) -> list[tuple[str, str | None, str | None]]:
@@ -87,8 +87,11 @@ def test_inductor_graph_call_marker_splits_region() -> None:
     names = {c.name for call in trace.calls for r in call.children for c in r.children}
     assert any(n.startswith("## Call CompiledFxGraph") for n in names)
     result = attribute(trace, capture)
-    assert set(result.graph_call_us_per_call) == {"0/0", "1/0"}
-    assert result.breaks[0].gap_ms is not None and result.breaks[0].gap_ms > 0
+    assert set(result.regions) == {"0/0", "1/0"}
+    assert all(r.graph_call_us > 0 and r.fixed_us is not None for r in result.regions.values())
+    assert result.sites["B1"].owned_us > 0
+    assert result.totals.lookups == 2.0
+    assert result.probe.graph_call_us is not None and result.probe.glue_us is not None
 
 
 def test_break_before_any_op_region_is_all_gap() -> None:
@@ -102,22 +105,27 @@ def test_two_breaks_in_a_row_middle_region_has_no_graph() -> None:
     capture, trace = load("double")
     kinds = _kinds("double")
     assert ("gap", "1/0", "B2") in kinds and ("compiled", "1/0", None) not in kinds
+    assert [s.compile_ids for s in capture.sites] == [("0/0",), ("1/0",)]
+    # Each break owns the region entered from its gap: B1 the empty middle one, B2 the last.
     result = attribute(trace, capture)
-    assert [b.compile_ids for b in result.breaks] == [("0/0",), ("1/0",)]
+    first, second = result.sites["B1"], result.sites["B2"]
+    assert (first.regions, first.graph_regions) == (1.0, 0.0)
+    assert (second.regions, second.graph_regions) == (1.0, 1.0)
 
 
 def test_break_before_return_has_no_resume_region() -> None:
     capture, trace = load("tail")
     regions = {r.compile_id for r in segment_call(trace.calls[-1], capture).regions}
     assert regions == {"0/0"}
-    assert capture.frame("1/0") is not None and capture.frame("1/0").ops is None  # type: ignore[union-attr]
+    frame = capture.frame("1/0")
+    assert frame is not None and frame.ops is None
 
 
 def test_recompiled_regions_are_joined() -> None:
     capture, trace = load("recompile")
     result = attribute(trace, capture)
-    assert set(result.region_count_per_call) == {"0/1", "1/1"}
-    assert result.breaks[0].compile_ids == ("0/0", "0/1")
+    assert set(result.regions) == {"0/1", "1/1"}
+    assert capture.sites[0].compile_ids == ("0/0", "0/1")
     assert [r.compile_id for r in capture.recompiles] == ["0/1", "1/1"]
     assert "size mismatch" in capture.recompiles[0].reason
 
@@ -125,27 +133,36 @@ def test_recompiled_regions_are_joined() -> None:
 def test_helper_called_in_loop_counts_three_per_call() -> None:
     capture, trace = load("helper_loop")
     result = attribute(trace, capture)
-    assert result.region_count_per_call == {"1/0": 3.0, "2/0": 3.0}
-    (b,) = result.breaks
-    assert b.occurrences_per_call == 3.0 and b.frame_skipped and b.skip_code == "GB7000"
-    assert b.outer_function == "f_helper_loop"
-    assert result.skipped_eager_us_per_call["B1"] > 0  # the skipped outer frame runs eagerly
+    assert {cid: r.instances for cid, r in result.regions.items()} == {"1/0": 3.0, "2/0": 3.0}
+    (site,) = capture.sites
+    assert result.sites[site.id].occurrences == 3.0
+    assert site.frame_skipped and site.skip_code == "GB7000"
+    assert any(a.function == "f_helper_loop" for a in site.also_at)
+    # the skipped outer frame runs eagerly: its time, and the 6 - 1 regions entered from it
+    assert result.sites[site.id].owned_us > 0
+    assert result.sites[site.id].regions == 5.0
 
 
 def test_loop_skip_whole_call_is_eager_of_the_break() -> None:
-    kinds = _kinds("loop")
-    assert kinds == [("eager", None, "B1")]
+    assert _kinds("loop") == [("eager", None, "B1")]
 
 
-def test_submodule_break_counted_once_with_outer_frame() -> None:
+def test_submodule_break_is_one_site_with_the_callers_line() -> None:
     capture, trace = load("module")
     result = attribute(trace, capture)
-    (b,) = result.breaks
-    assert b.compile_ids == ("0/0", "1/0")
-    assert b.occurrences_per_call == 1.0
-    assert b.outer_line is not None and b.outer_line != b.line  # Outer.forward's call line
+    (site,) = capture.sites
+    assert site.compile_ids == ("0/0", "1/0")
+    assert result.sites[site.id].occurrences == 1.0
+    assert [a.line for a in site.also_at] == [_outer_module_line()]
     kinds = _kinds("module")
     assert ("gap", "0/0", "B1") in kinds and ("gap", "1/0", "B1") in kinds
+
+
+def _outer_module_line() -> int:
+    from tests.cases.breaks import FILE
+
+    lines = Path(FILE).read_text().splitlines()
+    return next(i for i, t in enumerate(lines, 1) if t.rstrip().endswith("# OUTER:module"))
 
 
 def test_json_round_trip_of_recorded_artifacts() -> None:
@@ -162,9 +179,15 @@ def ev(name: str, start: float, dur: float, *children: TraceEvent) -> TraceEvent
 
 
 def synthetic_capture() -> Capture:
-    brk = BreakRecord(id="B1", gb_code="GB0059", gb_type="t", file="f.py", line=3)
+    site = BreakSite(
+        id="B1",
+        gb_code="GB0059",
+        gb_type="t",
+        where=Location("f.py", 3),
+        compile_ids=("0/0",),
+    )
     return Capture(
-        breaks=(brk,),
+        sites=(site,),
         frames=(
             FrameRecord("0/0", "f", "f.py", 1, ops=2, break_ids=("B1",), end_break_id="B1"),
             FrameRecord("1/0", "resume", "f.py", 3, ops=2, resumes="0/0"),
@@ -192,6 +215,12 @@ def synthetic_call(*gap_ops: TraceEvent) -> TraceEvent:
     )
 
 
+def calibrated(per_event_us: float):  # type: ignore[no-untyped-def]
+    from advisor.artifacts import EventCalibration
+
+    return EventCalibration(per_event_us, 0.0, 0.0, 1.0, 1, 1)
+
+
 def test_synthetic_segments_exact() -> None:
     cs = segment_call(synthetic_call(), synthetic_capture())
     got = [(s.kind, s.compile_id, s.break_id, s.start_us, s.duration_us) for s in cs.segments]
@@ -209,33 +238,33 @@ def test_synthetic_segments_exact() -> None:
 
 
 def test_synthetic_attribution_work_and_overhead() -> None:
-    trace = ProfileTrace("cpu", (synthetic_call(),), overhead_us_per_event=1.0)
+    trace = ProfileTrace("cpu", (synthetic_call(),), calibration=calibrated(1.0))
     result = attribute(trace, synthetic_capture())
     # Work, less 1 µs per aten event: graph k 10 - 1 (aten::sin), graph j 10, aten::is_nonzero
     # 3 - 1 = 21 µs. The other 77 profiled µs are overhead. Without unprofiled timing the call
     # keeps its 100 µs, 2 µs more than work + overhead: overhead is never scaled up on its own,
     # so that is drift, and work and overhead are scaled alike (x 100/98).
     drift = 100 / 98
-    assert result.call_us == pytest.approx(100.0)
-    assert result.graph_call_us_per_call == {
-        "0/0": pytest.approx(9.0 * drift),
-        "1/0": pytest.approx(10.0 * drift),
-    }
-    assert result.gap_work_us_per_call == {"B1": pytest.approx(2.0 * drift)}
+    assert result.totals.call_us == pytest.approx(100.0)
+    assert result.regions["0/0"].graph_call_us == pytest.approx(9.0 * drift)
+    assert result.regions["1/0"].graph_call_us == pytest.approx(10.0 * drift)
+    site = result.sites["B1"]
+    assert site.work_us == pytest.approx(2.0 * drift)
     # the gap (30-40 and 74-90): its work + its 23 µs of overhead
-    assert result.gap_us_per_call == {"B1": pytest.approx((2.0 + 23) * drift)}
-    assert result.breaks[0].occurrences_per_call == 1.0
+    assert site.owned_us == pytest.approx((2.0 + 23) * drift)
+    assert site.occurrences == 1.0
+    assert (site.regions, site.graph_regions) == (1.0, 1.0)  # region 1/0 entered from the gap
     assert result.attribution.coverage == 1.0
     scaled = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
     assert scaled.attribution.calls[0].total_us == pytest.approx(45.5)
-    assert scaled.scale == pytest.approx((45.5 - 21) / 77)
-    assert scaled.gap_us_per_call == {"B1": pytest.approx(2.0 + 23 * 24.5 / 77)}
+    assert scaled.attribution.calibration.overhead_scale == pytest.approx((45.5 - 21) / 77)
+    assert scaled.sites["B1"].owned_us == pytest.approx(2.0 + 23 * 24.5 / 77)
     # work alone above the unprofiled time: every segment scaled alike, with a warning
     fallback = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.020)
     assert fallback.attribution.calls[0].total_us == pytest.approx(20.0)
     assert any("scaled alike" in w for w in fallback.warnings)
     # ...each segment keeping its profiled work/overhead split (graph k: 10 µs of work, x 0.2)
-    assert fallback.graph_call_us_per_call["0/0"] == pytest.approx(10.0 * 0.2)
+    assert fallback.regions["0/0"].graph_call_us == pytest.approx(10.0 * 0.2)
 
 
 def test_split_uses_profile_time_unprofiled_calls_then_rescales_to_the_given_median() -> None:
@@ -244,18 +273,18 @@ def test_split_uses_profile_time_unprofiled_calls_then_rescales_to_the_given_med
     # against the 45.5 µs of the same phase, then every segment is doubled: drift never lands
     # on the overhead alone.
     trace = ProfileTrace(
-        "cpu", (synthetic_call(),), unprofiled_us=(45.5,), overhead_us_per_event=1.0
+        "cpu", (synthetic_call(),), unprofiled_us=(45.5,), calibration=calibrated(1.0)
     )
     result = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.091)
     assert result.attribution.calls[0].total_us == pytest.approx(91.0)
-    assert result.call_us == pytest.approx(91.0)
-    assert result.scale == pytest.approx((45.5 - 21) / 77)
-    assert result.gap_us_per_call == {"B1": pytest.approx(2 * (2.0 + 23 * 24.5 / 77))}
-    assert result.graph_call_us_per_call["1/0"] == pytest.approx(2 * 10.0)
-    assert "rescaled x2.00" in result.attribution.method
+    assert result.totals.call_us == pytest.approx(91.0)
+    assert result.attribution.calibration.overhead_scale == pytest.approx((45.5 - 21) / 77)
+    assert result.sites["B1"].owned_us == pytest.approx(2 * (2.0 + 23 * 24.5 / 77))
+    assert result.regions["1/0"].graph_call_us == pytest.approx(2 * 10.0)
+    assert result.attribution.calibration.rescale == pytest.approx(2.0)
     same_phase = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
-    assert "rescaled" not in same_phase.attribution.method
-    assert same_phase.gap_us_per_call["B1"] == pytest.approx(result.gap_us_per_call["B1"] / 2)
+    assert same_phase.attribution.calibration.rescale == pytest.approx(1.0)
+    assert same_phase.sites["B1"].owned_us == pytest.approx(result.sites["B1"].owned_us / 2)
 
 
 def test_compute_bound_work_in_a_gap_is_kept_apart() -> None:
@@ -265,10 +294,11 @@ def test_compute_bound_work_in_a_gap_is_kept_apart() -> None:
     cs = segment_call(call, synthetic_capture())
     gap = next(s for s in cs.segments if s.kind == "gap")
     assert (gap.work_us, gap.kept_us) == (6.0, 4.0)
-    result = attribute(ProfileTrace("cpu", (call,), overhead_us_per_event=1.0), synthetic_capture())
+    trace = ProfileTrace("cpu", (call,), calibration=calibrated(1.0))
+    result = attribute(trace, synthetic_capture())
     # corrected alike: (6 - 2 events x 1 µs) of work, two thirds of it the matmul's
-    work = result.gap_work_us_per_call["B1"]
-    assert result.gap_kept_us_per_call["B1"] == pytest.approx(work * 4 / 6)
+    site = result.sites["B1"]
+    assert site.kept_us == pytest.approx(site.work_us * 4 / 6)
 
 
 def test_compute_bound_ops_are_the_library_kernels() -> None:
@@ -291,7 +321,7 @@ def test_each_call_is_split_against_its_own_session_reference() -> None:
         "cpu",
         (synthetic_call(), synthetic_call()),
         unprofiled_us=(45.5, 45.5, 91.0, 91.0),
-        overhead_us_per_event=1.0,
+        calibration=calibrated(1.0),
         call_unprofiled_us=(45.5, 91.0),
     )
     result = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.091)
@@ -306,39 +336,39 @@ def test_each_call_is_split_against_its_own_session_reference() -> None:
     assert gap[1] == pytest.approx(2.0 + 23 * 70 / 77, abs=0.01)
 
 
-def probe_call(graph_us: float) -> TraceEvent:
+def probe_call(graph_a: float = 6.0) -> TraceEvent:
+    """The break probe: region 9/0 (graph a) breaks, resumes in region 10/0 (graph b)."""
     return ev(
         "advisor::graph_call_probe",
         0,
-        40,
-        ev("TorchDynamo Cache Lookup", 5, 3),
+        52,
+        ev("TorchDynamo Cache Lookup", 2, 3),
         ev(
             "Torch-Compiled Region: 9/0",
             8,
-            25,
-            ev("## Call CompiledFxGraph p ##", 12, graph_us, ev("aten::empty_strided", 13, 1)),
+            40,
+            ev("## Call CompiledFxGraph a ##", 12, graph_a),
+            ev("TorchDynamo Cache Lookup", 24, 2),
+            ev("Torch-Compiled Region: 10/0", 27, 15, ev("## Call CompiledFxGraph b ##", 30, 8)),
         ),
     )
 
 
-def test_probe_graph_call_price_is_its_corrected_graph_call() -> None:
-    # Graph calls of 6 and 8 µs, each with one aten event at 1 µs: 5 and 7, median 6.
-    probes = (probe_call(6.0), probe_call(8.0))
-    assert probe_graph_call_us(probes, 1.0) == pytest.approx(6.0)
-    assert probe_graph_call_us((), 1.0) is None
-    trace = ProfileTrace(
-        "cpu",
-        (synthetic_call(),),
-        unprofiled_us=(45.5,),
-        overhead_us_per_event=1.0,
-        probe_calls=probes,
-    )
-    assert ProfileTrace.from_json(trace.to_json()) == trace
-    result = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.091)
-    assert result.graph_call_fixed_us == pytest.approx(12.0)  # rescaled with everything else
-    assert "one more graph call costs 12.00 µs" in result.attribution.method
-    no_probe = attribute(ProfileTrace("cpu", (synthetic_call(),)), synthetic_capture())
-    assert no_probe.graph_call_fixed_us is None
+def test_probe_prices_by_hand() -> None:
+    # No per-event cost and no unprofiled reference: the profiled times stand. Graph calls 6 and
+    # 8 µs: 7 each. The gap of 9/0 (18-24 and 42-48): 12 µs of glue. Lookups 2-8 (with the
+    # glue into the region) and 24-27: 4.5 µs per region. Compiled 8-18 and 27-42 = 25 µs, of
+    # which 14 µs graph calls: 5.5 µs of fixed overhead per region.
+    trace = ProfileTrace("cpu", (), probe_calls=(probe_call(), probe_call()))
+    prices = probe_prices(trace, rescale=1.0)
+    assert prices.graph_call_us == pytest.approx(7.0)
+    assert prices.glue_us == pytest.approx(12.0)
+    assert prices.lookup_us == pytest.approx(4.5)
+    assert prices.region_fixed_us == pytest.approx(5.5)
+    assert prices.calls == 2
+    doubled = probe_prices(trace, rescale=2.0)
+    assert doubled.glue_us == pytest.approx(24.0)
+    assert probe_prices(ProfileTrace("cpu", ()), 1.0).graph_call_us is None
 
 
 def test_helper_called_thrice_in_straight_line_counts_three() -> None:
@@ -346,7 +376,10 @@ def test_helper_called_thrice_in_straight_line_counts_three() -> None:
     # the same break: only the innermost instances (the helper's own frame) are occurrences.
     capture, trace = load("helper_thrice")
     result = attribute(trace, capture)
-    (b,) = result.breaks
-    assert not b.frame_skipped
-    assert b.occurrences_per_call == 3.0
-    assert len(b.compile_ids) > 1
+    (site,) = capture.sites
+    assert not site.frame_skipped
+    assert result.sites[site.id].occurrences == 3.0
+    assert len(site.compile_ids) > 1
+    # every region after the first is entered from the helper's gaps
+    total = sum(r.instances for r in result.regions.values())
+    assert result.sites[site.id].regions == total - 1

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from advisor import torch_adapter as ta
-from advisor.capture import CaptureSession, capture_workload
+from advisor.capture import CaptureSession, build_capture
 from tests.cases.breaks import CASES, FILE, f_print, marker_line
+from tests.support.compile import capture_workload
 
 
 def run_case(name: str):
@@ -24,35 +25,38 @@ def run_case(name: str):
 def test_true_breaks_codes_and_lines(name: str) -> None:
     case = CASES[name]
     capture = run_case(name)
-    assert [(b.gb_code, b.file, b.line) for b in capture.breaks] == [
+    assert [(s.gb_code, s.where.file, s.where.line) for s in capture.sites] == [
         (code, FILE, line) for code, line in case.expected()
     ]
-    for b in capture.breaks:
-        assert b.gb_type and b.explanation and b.code.endswith(f"# BREAK:{b.code.split(':')[-1]}")
-        assert b.doc_url and b.gb_code and b.gb_code.lower() in b.doc_url
+    for s in capture.sites:
+        assert s.gb_type and s.explanation
+        assert s.where.code.endswith(f"# BREAK:{s.where.code.split(':')[-1]}")
+        assert s.doc_url and s.gb_code and s.gb_code.lower() in s.doc_url
+        assert s.frame_skipped == case.frame_skipped
     assert capture.warnings == ()
     ta.reset_dynamo()
 
 
 def test_data_dependent_branch_gets_registry_code_not_generic_jump() -> None:
-    (b,) = run_case("if").breaks
-    assert (b.gb_code, b.gb_type) == ("GB0170", "Data-dependent branching")
-    assert b.hints
+    (s,) = run_case("if").sites
+    assert (s.gb_code, s.gb_type) == ("GB0170", "Data-dependent branching")
+    assert s.hints
 
 
-def test_loop_break_is_one_skipped_frame_break() -> None:
+def test_loop_break_is_one_skipped_frame_site() -> None:
     capture = run_case("loop")
-    (b,) = capture.breaks
-    assert (b.gb_code, b.frame_skipped, b.skip_code) == ("GB0059", True, "GB7000")
+    (s,) = capture.sites
+    assert (s.gb_code, s.frame_skipped, s.skip_code) == ("GB0059", True, "GB7000")
+    assert s.skipped_frames == ("0/0",)
     assert capture.graphs == ()
     assert capture.frames[0].skipped and capture.root_skip_break_id == "B1"
 
 
-def test_submodule_break_once_with_outer_frame() -> None:
+def test_submodule_break_once_with_the_callers_line() -> None:
     capture = run_case("module")
-    (b,) = capture.breaks
-    assert b.compile_ids == ("0/0", "1/0")
-    assert (b.outer_function, b.outer_line) == ("forward", marker_line("module") + 13)
+    (s,) = capture.sites
+    assert s.compile_ids == ("0/0", "1/0")
+    assert [(a.function, a.line) for a in s.also_at] == [("forward", marker_line("module") + 13)]
     assert [g.compile_id for g in capture.graphs] == ["0/0", "1/0", "2/0", "3/0"]
     assert capture.frame("3/0").resumes == "0/0"  # type: ignore[union-attr]
     assert capture.frame("2/0").resumes == "1/0"  # type: ignore[union-attr]
@@ -60,7 +64,7 @@ def test_submodule_break_once_with_outer_frame() -> None:
 
 def test_two_breaks_in_a_row_and_graph_records() -> None:
     capture = run_case("double")
-    assert [b.line for b in capture.breaks] == [marker_line("double1"), marker_line("double2")]
+    assert [s.where.line for s in capture.sites] == [marker_line("double1"), marker_line("double2")]
     g = {g.compile_id: g for g in capture.graphs}
     assert g["0/0"].ops == 2 and g["0/0"].lines == (marker_line("double1") - 1,)
     assert g["1/0"].ops == 0 and g["1/0"].end_reason == "graph_break"
@@ -71,7 +75,7 @@ def test_recompile_reason_recorded() -> None:
     capture = run_case("recompile")
     assert [r.compile_id for r in capture.recompiles] == ["0/1", "1/1"]
     assert "size mismatch" in capture.recompiles[0].reason
-    assert capture.breaks[0].compile_ids == ("0/0", "0/1")
+    assert capture.sites[0].compile_ids == ("0/0", "0/1")
 
 
 def test_session_removes_its_handler_and_restores_level() -> None:
@@ -82,7 +86,7 @@ def test_session_removes_its_handler_and_restores_level() -> None:
         torch.compile(f_print, backend="eager")(torch.ones(4))
         assert len(logger.handlers) == len(before[0]) + 1
     assert (list(logger.handlers), logger.level) == before
-    assert len(session.result().breaks) == 1
+    assert len(session.result().sites) == 1
     # nothing is recorded after exit
     n = len(session.records)
     ta.reset_dynamo()
@@ -113,36 +117,68 @@ def test_parse_break_artifact_chain() -> None:
     assert Path(parsed.file).name == "y.py" and parsed.line == 7
 
 
-def test_break_location_is_user_code_inside_the_compiled_frame() -> None:
+def _break_record(cid: str, stop: str, frames: list[tuple[str, int, str, str]]) -> ta.TraceRecord:
+    body = "\n".join(f'  File "{f}", line {n}, in {fn}\n    {code}' for f, n, fn, code in frames)
+    payload = (
+        f"Graph break in user code at {stop}\n"
+        "Graph Break Reason: Data-dependent branching\n  Explanation: branch\n"
+        " For more details, please visit: https://x/gb/gb0170.html\n"
+        f"User code traceback:\n{body}\n"
+    )
+    return ta.TraceRecord("dynamo_graph_break_reason", cid, 0, {}, payload)
+
+
+def _metrics(cid: str, name: str, file: str, line: int, ops: int | None) -> ta.TraceRecord:
+    data = {"co_name": name, "co_filename": file, "co_firstlineno": line, "graph_op_count": ops,
+            "has_guarded_code": True}  # fmt: skip
+    return ta.TraceRecord("compilation_metrics", cid, 0, data, None)
+
+
+def test_a_library_break_met_from_the_callers_frame_is_one_site() -> None:
+    # The user's frame calls into a library whose line breaks: Dynamo breaks the user's frame at
+    # the call (its record says where the library broke) and then the library's own frame at the
+    # same line. One site, at the library line, reached from the user's line, the caller's
+    # line folded into `also_at`.
+    lib = "/venv/lib/python3.11/site-packages/lib/gen.py"
+    user = "/home/u/run.py"
+    call = (user, 33, "run", "return m.generate(ids)")
+    inner = (lib, 2413, "_prepare", "if x.any():")
+    records = [
+        _break_record(
+            "0/0", f"{lib}:2413", [call, (lib, 2847, "generate", "self._prepare()"), inner]
+        ),
+        _metrics("0/0", "run", user, 32, 0),
+        _break_record("1/0", f"{lib}:2413", [inner]),
+        _metrics("1/0", "_prepare", lib, 2400, 3),
+    ]
+    capture = build_capture(records)
+    (s,) = capture.sites
+    assert (s.gb_code, s.where.file, s.where.line, s.where.function) == (
+        "GB0170",
+        lib,
+        2413,
+        "_prepare",
+    )
+    assert s.reached_from is not None and (s.reached_from.file, s.reached_from.line) == (user, 33)
+    assert [(a.file, a.line) for a in s.also_at] == [(user, 33)]
+    assert s.compile_ids == ("0/0", "1/0")
+    assert [f.end_break_id for f in capture.frames] == ["B1", "B1"]
+
+
+def test_user_code_is_neither_installed_nor_this_tool() -> None:
     from advisor import capture
 
     torch_dir = str(Path(torch.__file__).parent)
     advisor_dir = str(Path(capture.__file__).parent)
-    script = ta.UserFrame("/home/u/train.py", 40, "<module>", "out = model(x)")
-    harness = ta.UserFrame(f"{advisor_dir}/harness.py", 253, "call", "return compiled(*args)")
-    module = ta.UserFrame(f"{torch_dir}/nn/modules/module.py", 1789, "_call_impl", "")
-    forward = ta.UserFrame("/home/u/model.py", 12, "forward", "if x.sum() > 0:")
-    functional = ta.UserFrame(f"{torch_dir}/nn/functional.py", 99, "relu", "")
-    parts = (ta.BreakPart("GB0170", "Data-dependent branching", "", ()),)
-    parsed = ta.ParsedBreak(
-        functional.file, 99, parts, (script, harness, module, forward, functional)
-    )
-    assert capture._innermost_user_frame(parsed, "forward", forward.file) == forward
-    # The harness (this tool) is never the user's code, nor is a caller above the compiled
-    # frame: with no user frame inside it, the break is where Dynamo stopped.
-    # Dynamo stopped inside torch, below the user's line: that library line is kept apart.
-    assert capture._library_stop(parsed, forward) == (functional.file, 99)
-    inner = ta.UserFrame(f"{torch_dir}/_dynamo/external_utils.py", 69, "inner", "")
-    parsed = ta.ParsedBreak(inner.file, 69, parts, (script, harness, module, inner))
-    assert capture._innermost_user_frame(parsed, "inner", inner.file) == inner
-    assert capture._library_stop(parsed, inner) is None  # already the reported line
+    assert capture.is_user_file("/home/u/model.py")
+    assert not capture.is_user_file(f"{advisor_dir}/harness.py")
+    assert not capture.is_user_file(f"{torch_dir}/nn/functional.py")
+    assert not capture.is_user_file("/venv/lib/python3.11/site-packages/transformers/x.py")
 
 
 def test_recompile_reason_is_one_line() -> None:
-    from advisor.capture import _one_line
-
     raw = (
         "2/0: len(seen) == 6                                   # seen.append(x)  # m.py:71 in f"
         '\nUser stack trace:\n  File "m.py", line 71, in f\n    seen.append(x)'
     )
-    assert _one_line(raw) == "2/0: len(seen) == 6 # seen.append(x) # m.py:71 in f"
+    assert ta.one_line_guard_reason(raw) == "2/0: len(seen) == 6 # seen.append(x) # m.py:71 in f"

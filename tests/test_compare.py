@@ -8,25 +8,25 @@ import numpy as np
 import pytest
 
 from advisor.cli import main
-from advisor.compare import compare_reports, mann_whitney_p
-from advisor.model import BreakRecord, LatencyStats, ModeResult, report_to_json
+from advisor.compare import compare_reports
+from advisor.model import BreakEntry, LatencyStats, Location, ModeResult, report_to_json
 from advisor.render.compare import render_compare_markdown, render_compare_text
-from advisor.stats import latency_stats
-from tests.test_model import full_report
+from advisor.stats import latency_stats, mann_whitney_p
+from tests.support.reports import full_report, print_entry
 
 
-def with_samples(samples_ms: list[float], breaks: tuple[BreakRecord, ...] = ()):  # type: ignore[no-untyped-def]
+def with_samples(samples_ms: list[float], breaks: tuple[BreakEntry, ...] = ()):  # type: ignore[no-untyped-def]
     base = full_report()
     lat: LatencyStats = latency_stats([s / 1e3 for s in samples_ms], 1)
     modes = (ModeResult("eager", "ok", latency=lat), ModeResult("default", "ok", latency=lat))
     return dataclasses.replace(base, modes=modes, breaks=breaks)
 
 
-def test_mann_whitney_matches_normal_approximation() -> None:
-    # fully separated 5 vs 5: U = 0, z = (12.5 - 0.5) / sqrt(25 * 11 / 12)
-    p = mann_whitney_p(np.arange(5.0), np.arange(5.0) + 10)
-    assert p == pytest.approx(0.01218, abs=2e-4)
-    assert mann_whitney_p(np.ones(6), np.ones(6)) == 1.0
+def test_mann_whitney_is_exact_for_small_samples() -> None:
+    # fully separated 5 vs 5: U = 0, and 2 of the C(10, 5) = 252 orderings are as extreme
+    p = mann_whitney_p(list(np.arange(5.0)), list(np.arange(5.0) + 10))
+    assert p == pytest.approx(2 / 252)
+    assert mann_whitney_p([1.0] * 6, [1.0] * 6) == 1.0
 
 
 def test_clear_speedup_is_significant_and_noise_is_not() -> None:
@@ -46,9 +46,13 @@ def test_clear_speedup_is_significant_and_noise_is_not() -> None:
 
 
 def test_breaks_removed_added_kept() -> None:
-    b1 = full_report().breaks[0]
-    b2 = dataclasses.replace(b1, id="B2", gb_code="GB0170", line=12)
-    b3 = dataclasses.replace(b1, id="B3", gb_code="GB0124", line=20)
+    b1 = print_entry()
+
+    def moved(entry_id: str, code: str, line: int) -> BreakEntry:
+        site = dataclasses.replace(b1.site, id=entry_id, gb_code=code, where=Location("m.py", line))
+        return dataclasses.replace(b1, id=entry_id, site=site)
+
+    b2, b3 = moved("B2", "GB0170", 12), moved("B3", "GB0124", 20)
     c = compare_reports(with_samples([1.0] * 8, (b1, b2)), with_samples([1.0] * 8, (b2, b3)))
     status = {b.gb_code: b.status for b in c.breaks}
     assert status == {"GB0059": "removed", "GB0170": "kept", "GB0124": "added"}

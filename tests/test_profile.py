@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from advisor import harness
+from advisor.artifacts import ProfileTrace
 from advisor.attribute import attribute
-from advisor.capture import compile_and_capture
-from advisor.profile import PROBE_RECORD_NAME, RECORD_NAME, ProfileTrace, profile_calls
+from advisor.profile import PROBE_RECORD_NAME, RECORD_NAME, profile_calls
 from tests.cases.breaks import CASES
+from tests.support.compile import compile_and_capture
 
 
 def test_profile_eager_backend_trace_and_attribution() -> None:
@@ -18,12 +19,17 @@ def test_profile_eager_backend_trace_and_attribution() -> None:
     trace = profile_calls(lambda: fn(*args), 4, "cpu", warmup=1)
     assert len(trace.calls) == 4 and all(c.name == RECORD_NAME for c in trace.calls)
     assert len(trace.unprofiled_us) >= 4
-    assert trace.overhead_us_per_event is not None and trace.overhead_us_per_event >= 0
+    calibration = trace.calibration
+    assert calibration is not None and calibration.rounds > 0 and calibration.events_per_op >= 1
+    assert calibration.per_event_us == pytest.approx(
+        max(0.0, (calibration.profiled_us - calibration.bare_us) / calibration.events_per_op),
+        abs=1e-3,
+    )
     assert ProfileTrace.from_json(trace.to_json()) == trace
     result = attribute(trace, capture)
     assert result.attribution.coverage is not None and result.attribution.coverage >= 0.98
-    assert [b.occurrences_per_call for b in result.breaks] == [1.0, 1.0]
-    assert result.attribution.method.startswith("work (graph calls, aten ops) from the profile")
+    assert [result.sites[s.id].occurrences for s in capture.sites] == [1.0, 1.0]
+    assert result.attribution.calibration.reference == "sessions"
 
 
 @pytest.fixture(scope="module")
@@ -37,21 +43,27 @@ def inductor_print():
 @pytest.mark.inductor
 def test_inductor_graph_call_markers_and_gap(inductor_print) -> None:
     fn, args, capture = inductor_print
-    trace = profile_calls(
-        lambda: fn(*args), 5, "cpu", probe=harness.graph_call_probe("cpu"), sessions=2
-    )
+    trace = profile_calls(lambda: fn(*args), 5, "cpu", probe=harness.break_probe("cpu"), sessions=2)
     assert len(trace.call_unprofiled_us) == 5 and all(u > 0 for u in trace.call_unprofiled_us)
-    assert "2 profiler sessions" in (trace.overhead_method or "")
+    assert trace.sessions == 2 and len(trace.probe_unprofiled_us) == 15
     names = {g.name for c in trace.calls for r in c.children for g in r.children}
     assert any(n.startswith("## Call CompiledFxGraph") for n in names)
     assert all(c.name == RECORD_NAME for c in trace.calls)
     assert len(trace.probe_calls) == 5
     assert all(c.name == PROBE_RECORD_NAME for c in trace.probe_calls)
+    # the probe is two regions split by one break, each calling a graph
+    assert all(
+        sum(1 for e in c.children if e.name.startswith("Torch-Compiled Region")) == 1
+        for c in trace.probe_calls
+    )
     result = attribute(trace, capture)
-    assert result.graph_call_fixed_us is not None and result.graph_call_fixed_us > 0
-    assert set(result.region_count_per_call) == {"0/0", "1/0"}  # the probe's region is not in it
+    probe = result.probe
+    assert probe.calls == 5
+    assert probe.graph_call_us and probe.glue_us and probe.lookup_us and probe.graph_call_us > 0
+    assert set(result.regions) == {"0/0", "1/0"}  # the probe's regions are not in it
     assert result.attribution.coverage is not None and result.attribution.coverage >= 0.98
-    assert set(result.graph_call_us_per_call) == {"0/0", "1/0"}
-    (b,) = result.breaks
-    assert b.gb_code == "GB0059" and b.occurrences_per_call == 1.0 and b.gap_ms and b.gap_ms > 0
-    assert result.guard_lookups_per_call == 2.0
+    assert all(r.graph_call_us > 0 for r in result.regions.values())
+    (site,) = capture.sites
+    summary = result.sites[site.id]
+    assert site.gb_code == "GB0059" and summary.occurrences == 1.0 and summary.owned_us > 0
+    assert result.totals.lookups == 2.0

@@ -7,7 +7,7 @@ import dataclasses
 from advisor.render.console import render_text
 from advisor.render.html import render_html
 from advisor.render.markdown import render_markdown
-from tests.test_model import full_report
+from tests.support.reports import full_report
 
 
 def test_text_summary() -> None:
@@ -17,6 +17,7 @@ def test_text_summary() -> None:
     assert "fullgraph=True fails [GB0059] at demo.py:7" in text
     assert "GB0059" in text and "isolate" in text
     assert "Attribution coverage: 99.0%" in text
+    assert "What to do first" in text and "Isolate the print() side effect at demo.py:7" in text
 
 
 def test_markdown_report_sections() -> None:
@@ -31,8 +32,9 @@ def test_markdown_report_sections() -> None:
         "## Warnings",
     ):
         assert heading in md
-    assert "what if `reorderable_logging_functions={print}`" in md
+    assert "what if: `reorderable_logging_functions={print}`" in md
     assert "mark_dynamic" in md
+    assert "## What to do first" in md and "## Where the step goes" in md
     assert render_markdown(full_report()) == md  # deterministic
 
 
@@ -47,9 +49,40 @@ def test_report_without_breaks_or_profile() -> None:
     report = dataclasses.replace(
         full_report(),
         breaks=(),
+        sites=(),
+        ledger=None,
+        actions=(),
         graphs=(),
         recompiles=(),
         attribution=dataclasses.replace(full_report().attribution, calls=(), coverage=None),
     )
     assert "No graph breaks were captured" in render_markdown(report)
     assert render_html(report).count("data:image/png;base64,") == 1
+
+
+def _break_fields_in(text: str) -> list[str]:
+    return [label for label in FIELD_LABELS if f"{label}:" in text]
+
+
+FIELD_LABELS = ("source", "also at", "explanation", "splits graphs", "per call", "cost parts",
+                "cost", "fix options", "verdict", "why", "evidence", "what if",
+                "registry page", "registry hint")  # fmt: skip
+
+
+def test_markdown_and_html_show_the_same_break_fields() -> None:
+    import html as html_lib
+    import re
+
+    report = full_report()
+    md = render_markdown(report)
+    page = html_lib.unescape(re.sub(r"<[^>]+>", "", render_html(report)))
+    md_section = md.split("### 1.")[1].split("## Measured what-ifs")[0]
+    html_section = page.split("1. GB0059")[1].split("Measured what-ifs")[0]
+    assert _break_fields_in(md_section) == list(FIELD_LABELS)
+    assert _break_fields_in(html_section) == _break_fields_in(md_section)
+    assert "demo.py:12" in md_section and "demo.py:12" in html_section  # also at, relative
+
+
+def test_paths_are_shortened_only_when_rendering() -> None:
+    md = render_markdown(full_report())
+    assert "/home/u/proj/" not in md and "demo.py:7" in md

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import torch
 
+from advisor import harness
 from advisor.workload import SCENARIO_DIR, Workload, load_target, scenario_info
 
 SCENARIOS = [
@@ -116,9 +117,9 @@ def capture(w: Workload, calls: int = 2) -> Capture:
     trace_log.setLevel(logging.DEBUG)
     trace_log.addHandler(handler)
     try:
-        compiled = torch.compile(w.fn, backend="eager")
+        compiled = harness.compiled_call(w, "eager", fullgraph=False)
         for _ in range(calls):
-            compiled(*w.args, **w.kwargs)
+            compiled()
     finally:
         trace_log.removeHandler(handler)
         trace_log.setLevel(old_level)
@@ -219,7 +220,7 @@ def test_fixed_has_no_break(name: str) -> None:
     assert all(fail is None for _, _, _, fail in cap.compiles), cap.compiles
     assert cap.recompiles == 0, cap.compiles
     torch._dynamo.reset()
-    out = torch.compile(f.fn, backend="eager", fullgraph=True)(*f.args, **f.kwargs)
+    out = harness.compiled_call(f, "eager", fullgraph=True)()
     torch.testing.assert_close(out, f())
 
 

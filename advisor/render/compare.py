@@ -5,7 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from advisor.compare import Comparison
-from advisor.render.common import MODE_LABELS, fmt_ms
+from advisor.render.view import MODE_LABELS, fmt_ms
 
 
 def _rows(comparison: Comparison) -> list[list[str]]:

@@ -1,78 +1,52 @@
-"""Terminal summary (tabulate)."""
+"""Terminal summary: the shared view model as plain-text tables."""
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
 from advisor.model import Report
-from advisor.render.common import (
-    MODE_HEADERS,
-    fmt_ms,
-    fmt_pct,
-    fullgraph_finding,
-    location,
-    mode_rows,
+from advisor.render.view import (
+    ACTION_HEADERS,
+    BREAK_HEADERS,
+    action_rows,
+    break_rows,
+    build_view,
 )
 
 
+def _table(headers, rows) -> str:  # type: ignore[no-untyped-def]
+    return tabulate(rows, headers=list(headers), tablefmt="simple", disable_numparse=True)
+
+
 def render_text(report: Report) -> str:
-    wl = report.workload
-    env = report.environment
-    out = [
-        f"advisor: {wl.name} ({wl.target}) on {wl.device} [{env.device_name}], torch {env.torch}",
-        "",
-        tabulate(mode_rows(report), headers=MODE_HEADERS, tablefmt="simple"),
-    ]
-    finding = fullgraph_finding(report)
-    if finding:
-        out += ["", finding]
-    if report.breaks:
-        rows = [
-            [
-                i,
-                b.gb_code or "?",
-                b.gb_type[:38],
-                location(b),
-                (b.code or "")[:40],
-                f"{b.occurrences_per_call:g}",
-                fmt_ms(b.gap_ms),
-                fmt_ms(b.cost_ms),
-                fmt_pct(b.cost_share),
-                b.verdict or "-",
-            ]
-            for i, b in enumerate(report.breaks, 1)
-        ]
-        headers = [
-            "#",
-            "code",
-            "type",
-            "where",
-            "source",
-            "per call",
-            "gap ms",
-            "cost ms",
-            "share",
-            "verdict",
-        ]
+    v = build_view(report)
+    out = [f"advisor: {v.title} ({v.target}) on {v.environment}"]
+    if v.incomplete:
+        out.append("INCOMPLETE: the run was interrupted; only what was measured so far is here.")
+    out += [f"WARNING: {a}" for a in v.alerts]
+    if v.headline:
+        out += ["", v.headline]
+    if v.actions:
+        out += ["", "What to do first:", _table(ACTION_HEADERS, action_rows(v))]
+    out += ["", _table(v.mode_headers, v.mode_rows)]
+    if v.breaks:
         out += [
             "",
-            f"Graph breaks ({len(report.breaks)}), ranked by cost per call:",
-            tabulate(rows, headers=headers, tablefmt="simple"),
+            f"Graph breaks ({len(v.breaks)} root causes), ranked by the recommended fix's saving:",
+            _table(BREAK_HEADERS, break_rows(v)),
         ]
-        for i, b in enumerate(report.breaks, 1):
-            if b.verdict and b.recipe:
-                out.append(f"  {i}. {b.verdict}: {b.recipe.splitlines()[0]}")
+    elif v.sites_only:
+        out += [
+            "",
+            "Breaks captured, not costed:",
+            _table(("id", "code", "type", "where", "source"), v.sites_only),
+        ]
     elif report.mode("default") is not None:
         out += ["", f"No graph breaks captured ({len(report.graphs)} graph(s))."]
-    if report.recompiles:
-        out += ["", f"Recompiles ({len(report.recompiles)}):"]
-        out += [f"  {r.compile_id} {r.function}: {r.reason}" for r in report.recompiles]
-    if report.attribution.coverage is not None:
-        out += [
-            "",
-            f"Attribution coverage: {fmt_pct(report.attribution.coverage)} of profiled "
-            f"call time over {report.attribution.profiled_calls} calls",
-        ]
-    for warning in report.warnings:
-        out.append(f"warning: {warning}")
+    if v.recompile_rows:
+        out += ["", f"Recompiles ({len(v.recompile_rows)}):"]
+        out += [f"  {r[0]} {r[1]}: {r[2]}" for r in v.recompile_rows]
+    if v.coverage:
+        out += ["", f"Attribution coverage: {v.coverage}"]
+    out += [f"warning: {w}" for w in v.warnings]
     return "\n".join(out)

@@ -10,7 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from advisor.model import Report
-from advisor.render.common import MODE_LABELS, location, segment_label
+from advisor.render import prose
+from advisor.render.view import MODE_LABELS, displayer
 
 _SEGMENT_COLOURS = {
     "entry": "#bbbbbb",
@@ -55,24 +56,46 @@ def latency_figure(report: Report) -> bytes | None:
     return _png(fig)
 
 
+_PART_COLOURS = (
+    ("overhead", "#e74c3c"),
+    ("fusible tensor work", "#e67e22"),
+    ("compute-bound tensor work", "#f5b041"),
+    ("Python at the line", "#8e44ad"),
+)
+
+
 def break_cost_figure(report: Report) -> bytes | None:
-    breaks = [b for b in report.breaks if (b.cost_ms if b.cost_ms is not None else b.gap_ms)]
-    if not breaks:
+    """Each entry's share of the step split into its parts (stacked), with the recommended
+    fix's saving marked."""
+    entries = [b for b in report.breaks if b.parts.total_ms > 0 or b.cost_ms > 0]
+    if not entries:
         return None
-    labels = [f"{b.gb_code or '?'} {location(b)}" for b in breaks][::-1]
-    values = [(b.cost_ms if b.cost_ms is not None else b.gap_ms) or 0.0 for b in breaks][::-1]
-    errors = [b.cost_uncertainty_ms or 0.0 for b in breaks][::-1]
-    fig, ax = plt.subplots(figsize=(7, 0.6 + 0.45 * len(breaks)))
-    colours = {"rewrite": "#e74c3c", "isolate": "#e67e22", "ignore": "#95a5a6"}
-    ax.barh(
+    display = displayer(report)
+    entries = entries[::-1]
+    labels = [f"{b.site.gb_code or '?'} {prose.location(b.site.where, display)}" for b in entries]
+    stacks = [
+        [b.parts.overhead_ms for b in entries],
+        [b.parts.tensor_work_ms - b.parts.kept_ms for b in entries],
+        [b.parts.kept_ms for b in entries],
+        [b.parts.python_work_ms for b in entries],
+    ]
+    fig, ax = plt.subplots(figsize=(7, 0.8 + 0.45 * len(entries)))
+    left = [0.0] * len(entries)
+    for (name, colour), values in zip(_PART_COLOURS, stacks, strict=True):
+        ax.barh(labels, values, left=left, color=colour, label=name)
+        left = [a + b for a, b in zip(left, values, strict=True)]
+    ax.scatter(
+        [b.cost_ms for b in entries],
         labels,
-        values,
-        xerr=errors,
-        color=[colours.get(b.verdict or "", "#2e86de") for b in breaks][::-1],
+        marker="|",
+        s=250,
+        color="black",
+        label="saving of the recommended fix",
+        zorder=3,
     )
-    basis = "estimated cost" if any(b.cost_ms is not None for b in breaks) else "measured gap"
-    ax.set_xlabel(f"ms per call ({basis})")
-    ax.set_title("Graph breaks by cost per call")
+    ax.set_xlabel("ms per call")
+    ax.set_title("Graph breaks: what each one costs, by part")
+    ax.legend(fontsize=7, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
 
@@ -96,10 +119,7 @@ def timeline_figure(report: Report) -> bytes | None:
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in _SEGMENT_COLOURS.values()]
     ax.legend(
         handles,
-        [
-            segment_label(k, None, None) if k != "compiled" else "compiled region"
-            for k in _SEGMENT_COLOURS
-        ],
+        [_LEGEND[k] for k in _SEGMENT_COLOURS],
         ncol=6,
         fontsize=7,
         loc="upper center",

@@ -201,7 +201,14 @@ CASES: dict[str, Case] = {
         Case("item", _fn(f_item), _vec, (("GB0124", "item"),)),
         Case("nonzero", _fn(f_nonzero), _vec, (("GB0036", "nonzero"),)),
         Case("loop", _fn(f_loop), _vec, (("GB0059", "loop"),), frame_skipped=True),
-        Case("helper_loop", _fn(f_helper_loop), _vec, (("GB0059", "helper"),), occurrences=(3.0,)),
+        Case(
+            "helper_loop",
+            _fn(f_helper_loop),
+            _vec,
+            (("GB0059", "helper"),),
+            frame_skipped=True,
+            occurrences=(3.0,),
+        ),
         Case(
             "helper_thrice", _fn(f_helper_thrice), _vec, (("GB0059", "trace"),), occurrences=(3.0,)
         ),

@@ -6,11 +6,12 @@ How to run (from the repository root, about a minute on 2 CPU cores; one torch p
     .venv/bin/python tests/data/regenerate.py print if   # only these cases
 
 For every case in `tests/cases/breaks.py` it resets Dynamo, compiles the case with
-`backend="eager"` wrapped by `torch_adapter.marked_backend` (so each graph call is a named
-profiler event), runs it inside a `CaptureSession`, profiles a few warm calls with
-`profile_calls`, and writes `tests/data/<case>.capture.json` and `tests/data/<case>.trace.json`.
-The `inductor_print` artifacts use real Inductor (the `## Call CompiledFxGraph` marker path)
-and carry probe calls (`harness.graph_call_probe`: the price of one more graph call).
+`backend="eager"` wrapped by `tests.support.compile.marked_backend` (so each graph call is a
+profiler event named like Inductor's marker), runs it inside a `CaptureSession`, profiles a few
+warm calls with `profile_calls`, and writes `tests/data/<case>.capture.json` and
+`tests/data/<case>.trace.json`. The `inductor_print` artifacts use real Inductor and carry the
+break probe's calls (`harness.break_probe`: the price of one more graph call and of a break's
+glue).
 Timings in the traces are machine-dependent; the tests only assert structure, counts and
 coverage, never absolute times. Commit the regenerated files together with the change that
 needed them.
@@ -26,9 +27,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from advisor import harness  # noqa: E402
-from advisor.capture import compile_and_capture  # noqa: E402
 from advisor.profile import profile_calls  # noqa: E402
 from tests.cases.breaks import CASES  # noqa: E402
+from tests.support.compile import compile_and_capture  # noqa: E402
 
 DATA = Path(__file__).resolve().parent
 N_CALLS = 3
@@ -42,11 +43,11 @@ def record(name: str, case_name: str, backend: str, mark: bool) -> None:
     compiled, capture = compile_and_capture(
         case.build(), args, backend=backend, mark_graphs=mark, extra_calls=extra
     )
-    probe = harness.graph_call_probe("cpu") if backend == "inductor" else None
+    probe = harness.break_probe("cpu") if backend == "inductor" else None
     trace = profile_calls(lambda: compiled(*args), N_CALLS, "cpu", warmup=2, probe=probe)
     (DATA / f"{name}.capture.json").write_text(capture.to_json() + "\n")
     (DATA / f"{name}.trace.json").write_text(trace.to_json() + "\n")
-    print(f"{name}: {len(capture.breaks)} breaks, {len(trace.calls)} calls")
+    print(f"{name}: {len(capture.sites)} break sites, {len(trace.calls)} calls")
 
 
 def main(names: list[str]) -> None:

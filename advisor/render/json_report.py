@@ -1,0 +1,55 @@
+"""report.json: the records, plus the documented convenience fields derived from them.
+
+Each break gets `gb_code`, `gb_type`, `file`, `line`, `function`, `code`, `also_at`,
+`frame_skipped`, `verdict`, `category`, `overhead_ms`, `tensor_work_ms`, `python_work_ms`,
+`gap_ms`, `why`, `recipe` and its `what_if` record; each action a `title`. They are ignored
+when the report is read back (the records are the source), so a report re-renders the same
+anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from advisor.model import BreakEntry, Report, to_jsonable
+from advisor.render import prose
+from advisor.render.view import displayer
+
+
+def render_json(report: Report) -> str:
+    data = to_jsonable(report)
+    display = displayer(report)
+    data["breaks"] = [
+        {**entry_data, **_break_fields(entry, report, display)}
+        for entry, entry_data in zip(report.breaks, data["breaks"], strict=True)
+    ]
+    data["actions"] = [
+        {**action_data, "title": prose.action_title(action, report, display)}
+        for action, action_data in zip(report.actions, data["actions"], strict=True)
+    ]
+    return json.dumps(data, indent=2, allow_nan=False)
+
+
+def _break_fields(entry: BreakEntry, report: Report, display: prose.Display) -> dict[str, Any]:
+    site, d, parts = entry.site, entry.decision, entry.parts
+    w = report.what_if(entry.what_if_knob)
+    return {
+        "gb_code": site.gb_code,
+        "gb_type": site.gb_type,
+        "file": site.where.file,
+        "line": site.where.line,
+        "function": site.where.function,
+        "code": site.where.code,
+        "also_at": to_jsonable(site.also_at),
+        "frame_skipped": site.frame_skipped,
+        "verdict": d.verdict if d else None,
+        "category": d.category if d else None,
+        "gap_ms": entry.gap_ms,
+        "overhead_ms": parts.overhead_ms,
+        "tensor_work_ms": parts.tensor_work_ms,
+        "python_work_ms": parts.python_work_ms,
+        "why": prose.why(entry, report),
+        "recipe": prose.recipe(entry, report, display) if d else "",
+        "what_if": to_jsonable(w) if w is not None else None,
+    }
