@@ -157,7 +157,8 @@ def _top_break_action(breaks: tuple[BreakSummary, ...]) -> str | None:
     """Without actions (schema 1): the costliest break that is not 'ignore', as an action."""
     for b in breaks:
         if b.verdict and b.verdict != "ignore":
-            return f"{b.verdict} {b.gb_code or b.gb_type or 'break'} at {b.file}:{b.line}"
+            where = f"{display_path(b.file)}:{b.line}"
+            return f"{b.verdict} {b.gb_code or b.gb_type or 'break'} at {where}"
     return None
 
 

@@ -26,6 +26,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -291,42 +292,43 @@ def option_to_args(action: argparse.Action, value: Any) -> list[str]:
 
 
 def find_line(text: str, section: str, index: int | None, keys: tuple[str, ...]) -> int | None:
-    """Best effort: the 1-based line of the first of `keys` found in a table of the manifest.
+    """Best effort: the 1-based line defining the first of `keys` found in a table.
 
     `section` is a table name ('' for the top level), `index` which `[[section]]` of an array
     of tables. Falls back to the table's header line; None when nothing matches.
     """
-    header = None
-    current, count = "", -1
-    for number, raw in enumerate(text.splitlines(), 1):
-        match = _HEADER.match(raw)
-        if match:
-            name = match.group(2).strip()
-            if match.group(1) == "[[":
-                count = count + 1 if name == section else count
-            current = name
-            if _in_section(current, count, section, index) and name == section and header is None:
-                header = number
-        if not _in_section(current, count, section, index):
-            if section == "" and match and any(current.split(".")[0] == k for k in keys):
+    lines = list(_section_lines(text, section, index))
+    for key in keys:
+        for number, raw, header in lines:
+            if _defines(raw, header, section, key):
                 return number
-            continue
-        if any(_defines(raw, match, current, section, key) for key in keys):
-            return number
-    return header
+    return next((number for number, _, header in lines if header == section), None)
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\- ]+?)\s*\]\]?\s*(#.*)?$")
 
 
-def _in_section(current: str, count: int, section: str, index: int | None) -> bool:
-    head = current.split(".")[0] if current else ""
-    if head != section:
-        return False
-    return index is None or count == index
+def _section_lines(
+    text: str, section: str, index: int | None
+) -> Iterator[tuple[int, str, str | None]]:
+    """(line number, text, table header or None) of the lines in one table and its sub-tables;
+    for the top level, its lines and every table header."""
+    current, count = "", -1
+    for number, raw in enumerate(text.splitlines(), 1):
+        match = _HEADER.match(raw)
+        header = match.group(2).strip() if match else None
+        if match:
+            count += match.group(1) == "[[" and header == section
+            current = header or ""
+        head = current.split(".")[0]
+        if (section == "" and header is not None) or (
+            head == section and (index is None or count == index)
+        ):
+            yield number, raw, header
 
 
-def _defines(raw: str, header: re.Match[str] | None, current: str, section: str, key: str) -> bool:
-    if header:
-        return current.split(".")[1:2] == [key] and current.split(".")[0] == section
+def _defines(raw: str, header: str | None, section: str, key: str) -> bool:
+    if header is not None:
+        parts = header.split(".")
+        return parts[0] == key if section == "" else parts[:2] == [section, key]
     return re.match(rf"^\s*{re.escape(key)}\s*[=.]", raw) is not None
