@@ -122,7 +122,7 @@ def summarise_report(data: Mapping[str, Any]) -> ModelSummary:
         break_share=_break_share(ledger, breaks),
         step_ms=_num(ledger.get("step_ms")) or medians.get("default"),
         projected_speedup=_num(ledger.get("projected_speedup_vs_eager")),
-        top_action=actions[0].get("title") if actions else _top_break_action(breaks),
+        top_action=actions[0].get("title") if actions else None,
         incomplete=bool(data.get("incomplete", False)),
         breaks=breaks,
     )
@@ -154,11 +154,11 @@ def _break_share(ledger: Mapping[str, Any], breaks: tuple[BreakSummary, ...]) ->
 
 
 def _top_break_action(breaks: tuple[BreakSummary, ...]) -> str | None:
-    """Without actions (schema 1): the costliest break that is not 'ignore', as an action."""
+    """Without actions (schema 1): the costliest break that is not 'ignore', as an action
+    (its file as displayed)."""
     for b in breaks:
         if b.verdict and b.verdict != "ignore":
-            where = f"{display_path(b.file)}:{b.line}"
-            return f"{b.verdict} {b.gb_code or b.gb_type or 'break'} at {where}"
+            return f"{b.verdict} {b.gb_code or b.gb_type or 'break'} at {b.file}:{b.line}"
     return None
 
 
@@ -178,7 +178,8 @@ def model_summary(
         return ModelSummary(name, "missing", target=record.get("target"), error=error)
     summary = summarise_report(report)
     shown = tuple(replace(b, file=display_path(b.file, base)) for b in summary.breaks)
-    return replace(summary, name=name, target=record.get("target"), breaks=shown)
+    action = summary.top_action or _top_break_action(shown)
+    return replace(summary, name=name, target=record.get("target"), breaks=shown, top_action=action)
 
 
 def build_zoo(index: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any] | None]) -> Zoo:

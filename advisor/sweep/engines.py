@@ -275,8 +275,7 @@ def _gather(ray: Any, jobs: list[Job], limit: int, on_result: OnResult) -> None:
         while queue or pending:
             while queue and len(pending) < limit:
                 job = queue.pop(0)
-                gpus = 1 if job.spec.device.startswith("cuda") else 0
-                options = {"num_cpus": 1, "num_gpus": gpus, "max_retries": 0}
+                options = {**task_resources(job.spec), "max_retries": 0}
                 pending[task.options(**options).remote(job)] = job
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
@@ -285,6 +284,14 @@ def _gather(ray: Any, jobs: list[Job], limit: int, on_result: OnResult) -> None:
         for ref in pending:
             ray.cancel(ref)  # not force: the task's own handler kills its process group
         raise
+
+
+def task_resources(spec: TargetSpec) -> dict[str, int]:
+    """A target's Ray resources: a GPU when it runs on CUDA, its `threads` option's CPUs."""
+    return {
+        "num_cpus": int(spec.options.get("threads") or 1),
+        "num_gpus": 1 if spec.device.startswith("cuda") else 0,
+    }
 
 
 def _ray_result(ray: Any, ref: Any, job: Job) -> TargetResult:

@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from advisor.sweep.aggregate import Zoo
 
@@ -41,6 +42,7 @@ def speedup_figure(zoo: Zoo) -> bytes | None:
     ax.axvline(1.0, color="#555555", linestyle="--", linewidth=1)
     ax.set_xlabel("speedup over eager (eager median / mode median)")
     ax.set_ylabel("models")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(
         f"Speedup distribution ({len(series['compile (default)'])} models with a default median)"
     )
