@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 import textwrap
 import time
@@ -452,3 +453,12 @@ def test_engine_ray_without_ray_is_one_line(
     assert main(["sweep", str(manifest), "--engine", "ray", "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith("advisor: error: --engine ray needs Ray")
     assert not (tmp_path / "o").exists()
+
+
+def test_zoo_report_modules_do_not_import_torch() -> None:
+    code = (
+        "import sys, advisor.sweep.aggregate, advisor.sweep.compare, advisor.sweep.render, "
+        "advisor.sweep.runner; print('torch' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False"

@@ -132,7 +132,7 @@ class _Validator:
         self.known_keys(data, _TOP_KEYS, "", None, "the manifest")
         sweep = self.table(data, "sweep", "", None, "[sweep]")
         self.known_keys(sweep, _SWEEP_KEYS, "sweep", None, "[sweep]")
-        name = sweep.get("name", self.path.stem)
+        name = sweep.get("name", re.sub(r"[^A-Za-z0-9_.-]+", "_", self.path.stem).strip("_."))
         if not isinstance(name, str) or not _NAME.match(name):
             self.fail("sweep", None, ("name",), "[sweep] name must be a name like 'my-zoo'")
         timeout = sweep.get("timeout_s", DEFAULT_TIMEOUT_S)

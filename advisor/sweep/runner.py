@@ -59,7 +59,9 @@ def run_sweep(
         write_index(out_dir, header, records)
         meter.finished(result)
 
-    if options.engine == "ray":
+    if not jobs:
+        progress("nothing to run")
+    elif options.engine == "ray":
         run_ray(jobs, options.workers, options.ray_address, on_result)
     else:
         run_local(jobs, options.workers or 1, on_result)
