@@ -1,4 +1,4 @@
-"""Command line: `advisor run|show|compare|scenarios` (also `python -m advisor`)."""
+"""Command line: `advisor run|show|compare|scenarios|sweep` (also `python -m advisor`)."""
 
 from __future__ import annotations
 
@@ -120,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", type=Path, help="folder for compare.md/.json/.html")
 
     sub.add_parser("scenarios", help="list the built-in scenarios")
+
+    from advisor.sweep.cli import add_sweep_parser
+
+    add_sweep_parser(sub, _positive_int, _positive_float)
     return parser
 
 
@@ -160,6 +164,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_compare(args)
     if args.command == "scenarios":
         return _cmd_scenarios()
+    if args.command == "sweep":
+        from advisor.sweep.cli import cmd_sweep
+
+        return cmd_sweep(args)
     raise AdvisorError(f"unknown command {args.command}")
 
 

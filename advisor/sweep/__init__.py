@@ -1,0 +1,8 @@
+"""`advisor sweep`: many targets, one isolated `advisor run` process each, and a zoo report.
+
+- `manifest`: the TOML manifest, validated strictly (one-line errors naming line and key).
+- `engines`: the per-target subprocess, the index, the local and Ray engines.
+- `aggregate`: per-model summaries and zoo-wide root causes from report.json dicts (no torch).
+- `render`: Markdown, HTML (figures embedded) and the before/after comparison, as strings.
+- `cli`: the subcommand's arguments and what it writes.
+"""

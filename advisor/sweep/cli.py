@@ -1,0 +1,166 @@
+"""`advisor sweep MANIFEST ...` and `advisor sweep --compare OLD NEW`: arguments and files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import AdvisorError
+
+ZOO_FILES = ("sweep.json", "sweep.md", "sweep.html")
+
+
+def add_sweep_parser(
+    sub: Any, positive_int: Callable[[str], int], positive_float: Callable[[str], float]
+) -> None:
+    """Add the `sweep` subcommand to the CLI's subparsers."""
+    sweep = sub.add_parser(
+        "sweep", help="run many targets (one process each) and write a zoo report"
+    )
+    sweep.add_argument("manifest", nargs="?", help="the sweep manifest (TOML)")
+    sweep.add_argument("--out", type=Path, help="sweep folder (default: a new one under reports/)")
+    sweep.add_argument("--engine", choices=("local", "ray"), default="local")
+    sweep.add_argument(
+        "--workers",
+        type=positive_int,
+        help="targets at a time (local default 1; ray: at most this many tasks in flight)",
+    )
+    sweep.add_argument("--ray-address", help="Ray cluster to join (default: a local instance)")
+    sweep.add_argument(
+        "--timeout", type=positive_float, help="per-target timeout in seconds (overrides timeout_s)"
+    )
+    sweep.add_argument(
+        "--resume", action="store_true", help="skip targets with a report.json, rerun the rest"
+    )
+    sweep.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        help="compare two sweeps (folders or sweep.json)",
+    )
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    if args.compare:
+        if args.manifest:
+            raise AdvisorError("sweep: give a MANIFEST or --compare OLD NEW, not both")
+        return _cmd_compare(args.compare, args.out)
+    if not args.manifest:
+        raise AdvisorError("sweep: a MANIFEST is needed (or --compare OLD NEW)")
+    return _cmd_run(args)
+
+
+def _progress(message: str) -> None:
+    print(f"advisor sweep: {message}", file=sys.stderr, flush=True)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from advisor.report_io import default_run_dir
+    from advisor.sweep.manifest import load_manifest
+    from advisor.sweep.runner import SweepOptions, run_sweep
+
+    manifest = load_manifest(args.manifest)
+    if args.resume and args.out is None:
+        raise AdvisorError("sweep: --resume needs the --out of the sweep to continue")
+    if args.ray_address and args.engine != "ray":
+        raise AdvisorError("sweep: --ray-address needs --engine ray")
+    if args.engine == "ray":
+        from advisor.sweep.engines import import_ray
+
+        import_ray()  # fail now, in one line, when Ray is not installed
+    out = args.out or default_run_dir(Path("reports"), f"sweep-{manifest.name}")
+    options = SweepOptions(
+        out_dir=out,
+        engine=args.engine,
+        workers=args.workers,
+        ray_address=args.ray_address,
+        timeout_s=args.timeout,
+        resume=args.resume,
+    )
+    _progress(
+        f"{len(manifest.targets)} target(s) from {manifest.path}, into {out}/ ({args.engine})"
+    )
+    results = run_sweep(manifest, options, _progress)
+    zoo = write_zoo(out)
+    from advisor.sweep.render import counts_line
+
+    _progress(f"{counts_line(zoo)}; written to {out}/ (index.json, {', '.join(ZOO_FILES)})")
+    return 0 if all(r.status == "ok" for r in results) else 1
+
+
+def write_zoo(out: Path) -> Any:
+    """Build the zoo report from a sweep folder and write sweep.json/.md/.html (replacing any
+    earlier ones: they are derived from the reports)."""
+    from advisor.sweep.render import render_html, render_json, render_markdown
+    from advisor.sweep.runner import write_atomic
+
+    zoo = load_zoo(out)
+    for name, text in zip(
+        ZOO_FILES, (render_json(zoo), render_markdown(zoo), render_html(zoo)), strict=True
+    ):
+        write_atomic(out / name, text)
+    return zoo
+
+
+def load_zoo(folder: Path) -> Any:
+    """A Zoo from a sweep folder's index.json and the report.json files it names."""
+    from advisor.sweep.aggregate import build_zoo
+
+    index = _read_json(folder / "index.json")
+    reports: dict[str, dict[str, Any] | None] = {}
+    for record in index.get("targets") or ():
+        report = record.get("report") if isinstance(record, dict) else None
+        if report:
+            reports[record["name"]] = _read_report(folder / report)
+    return build_zoo(index, reports)
+
+
+def _read_report(path: Path) -> dict[str, Any] | None:
+    """A target's report.json, or None when it is missing or unreadable (shown as missing)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise AdvisorError(f"not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AdvisorError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise AdvisorError(f"{path} is not a JSON object")
+    return data
+
+
+def _zoo_json(where: str) -> dict[str, Any]:
+    """sweep.json from a file or a sweep folder (built from its index when it has none)."""
+    path = Path(where)
+    if path.is_dir() and not (path / "sweep.json").is_file():
+        from advisor.model import to_jsonable
+
+        return to_jsonable(load_zoo(path))
+    return _read_json(path / "sweep.json" if path.is_dir() else path)
+
+
+def _cmd_compare(paths: list[str], out: Path | None) -> int:
+    from advisor.model import to_jsonable
+    from advisor.report_io import write_files
+    from advisor.sweep.compare import compare_zoos
+    from advisor.sweep.render import render_compare_markdown
+
+    comparison = compare_zoos(_zoo_json(paths[0]), _zoo_json(paths[1]))
+    text = render_compare_markdown(comparison)
+    print(text, end="")
+    if out is not None:
+        files = {"compare.md": text, "compare.json": json.dumps(to_jsonable(comparison), indent=2)}
+        write_files(out, files)
+        _progress(f"comparison written to {out}/")
+    return 0

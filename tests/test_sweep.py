@@ -1,0 +1,464 @@
+"""`advisor sweep`: manifest validation, the runner's bookkeeping (with a fake command), the
+zoo aggregation on hand-written reports, and one small real sweep on each engine."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.errors import AdvisorError
+from advisor.model import to_jsonable
+from advisor.sweep.aggregate import build_zoo, display_path, summarise_report
+from advisor.sweep.cli import load_zoo
+from advisor.sweep.compare import compare_zoos
+from advisor.sweep.manifest import ManifestError, TargetSpec, load_manifest
+from advisor.sweep.render import render_compare_markdown, render_html, render_markdown
+from advisor.sweep.runner import SweepOptions, run_sweep
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "sweep"
+TINY = ROOT / "tests" / "targets" / "tiny.py"
+GOOD = ROOT / "tests" / "targets" / "good.py"
+MISBEHAVING = ROOT / "tests" / "targets" / "sweep_targets.py"
+FAST_RUN = "options = { no_what_if = true, repeats = 3, profile_calls = 3, budget = 5 }"
+
+
+def write_manifest(folder: Path, body: str, name: str = "zoo.toml") -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+# --- manifest --------------------------------------------------------------------------------
+
+GOOD_MANIFEST = """\
+[sweep]
+name = "transformers-zoo"
+timeout_s = 900
+
+[defaults]
+device = "cpu"
+repeats = 10
+
+[[targets]]
+name = "mixtral"
+target = "hf_models.py:build"
+params = { model = "mixtral", layers = 2 }
+options = { repeats = 5, no_what_if = true }
+
+[[targets]]
+name = "scenario"
+target = "print_logging"
+
+[[targets]]
+name = "module"
+target = "pkg.models:build"
+[targets.options]
+budget = 2.5
+no_what_if = false
+"""
+
+
+def test_manifest_good(tmp_path: Path) -> None:
+    manifest = load_manifest(write_manifest(tmp_path, GOOD_MANIFEST))
+    assert manifest.name == "transformers-zoo" and manifest.timeout_s == 900.0
+    mixtral, scenario, module = manifest.targets
+    assert mixtral.target == f"{tmp_path.resolve()}/hf_models.py:build"
+    assert mixtral.params == {"model": "mixtral", "layers": 2}
+    assert mixtral.options == {"device": "cpu", "repeats": 5, "no_what_if": True}
+    assert mixtral.args == (
+        "--param", 'model="mixtral"', "--param", "layers=2",
+        "--device", "cpu", "--repeats", "5", "--no-what-if",
+    )  # fmt: skip
+    assert scenario.target == "print_logging"
+    assert scenario.args == ("--device", "cpu", "--repeats", "10")
+    assert module.target == "pkg.models:build"
+    assert module.args == ("--device", "cpu", "--repeats", "10", "--budget", "2.5")
+
+
+TARGET = '[[targets]]\nname = "a"\ntarget = "clean_mlp"\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[sweep\nname = "x"\n', "zoo.toml: not valid TOML: "),
+        ('colour = "red"\n' + TARGET, "zoo.toml:1: the manifest: unknown key 'colour'"),
+        (
+            '[sweep]\nname = "x"\ntimeout = 3\n' + TARGET,
+            "zoo.toml:3: [sweep]: unknown key 'timeout'",
+        ),
+        ("[sweep]\ntimeout_s = -1\n" + TARGET, "zoo.toml:2: [sweep] timeout_s must be a positive"),
+        ("[sweep]\nname = 3\n" + TARGET, "zoo.toml:2: [sweep] name must be"),
+        (
+            "[defaults]\nrepeats = 0\n" + TARGET,
+            "zoo.toml:2: [defaults]: option 'repeats' is invalid",
+        ),
+        ("[defaults]\nrepeat = 3\n" + TARGET, "zoo.toml:2: [defaults]: unknown option 'repeat'"),
+        ('[defaults]\nout = "x"\n' + TARGET, "unknown option 'out'"),
+        ("[sweep]\n", "zoo.toml: the manifest needs at least one [[targets]]"),
+        (TARGET + TARGET, "zoo.toml:5: duplicate target name 'a'"),
+        (TARGET + '[[targets]]\nname = "b"\n', "zoo.toml:4: target 'b': missing 'target'"),
+        (TARGET + '[[targets]]\ntarget = "x"\n', "zoo.toml:4: [[targets]] #2: missing 'name'"),
+        (TARGET + "parms = { a = 1 }\n", "zoo.toml:4: target 'a': unknown key 'parms'"),
+        ('[[targets]]\nname = "a"\ntarget = 3\n', "zoo.toml:3: target 'a': 'target' must be a non"),
+        ('[[targets]]\nname = "a b"\ntarget = "x"\n', "zoo.toml:2: target 'a b': a name is"),
+        (TARGET + 'params = "model=x"\n', "zoo.toml:4: target 'a': params must be a table"),
+        (TARGET + "params = { 1x = 2 }\n", "zoo.toml:4: target 'a': param '1x' is not a Python"),
+        (TARGET + "options = { no_what_if = 1 }\n", "option 'no_what_if' is a flag"),
+        (TARGET + "options = { repeats = true }\n", "option 'repeats' must be a string or a"),
+        (TARGET + "options = { repeats = 2.5 }\n", "zoo.toml:4: target 'a': options: option 're"),
+        (TARGET + "[targets.options]\nbudget = 0\n", "zoo.toml:5: target 'a': options: option 'b"),
+        ("targets = 3\n", "zoo.toml:1: the manifest needs at least one [[targets]] table"),
+    ],
+)
+def test_manifest_errors(body: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(write_manifest(tmp_path, body))
+    text = str(caught.value)
+    assert "\n" not in text and message in text
+
+
+def test_manifest_error_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"advisor: error: manifest not found: {tmp_path / 'missing.toml'}"]
+
+
+# --- the runner, with a fake command ---------------------------------------------------------
+
+# Each fake target is a short Python process chosen by the target's name prefix; argv[1] is
+# its report folder.
+_FAKE = {
+    "ok": f"import shutil, sys; shutil.copy({str(DATA / 'model_a' / 'report.json')!r}, "
+    "sys.argv[1] + '/report.json')",
+    "fail": "import sys; print('advisor: measuring', file=sys.stderr); "
+    "print('advisor: error: no weights here', file=sys.stderr); sys.exit(2)",
+    "hang": "import subprocess, sys, time; "
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
+    "open(sys.argv[1] + '/grandchild.pid', 'w').write(str(child.pid)); time.sleep(600)",
+    "crash": "import os, signal, sys; print('going down', file=sys.stderr); "
+    "os.kill(os.getpid(), signal.SIGKILL)",
+}
+
+
+class FakeCommand:
+    """Stands in for `advisor run`; remembers which targets it was asked to run."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def __call__(self, spec: TargetSpec, out_dir: Path) -> list[str]:
+        self.ran.append(spec.name)
+        return [sys.executable, "-c", _FAKE[spec.name.split("_")[0]], str(out_dir)]
+
+
+def fake_manifest(folder: Path, names: list[str], timeout_s: float = 30) -> Path:
+    targets = "".join(f'[[targets]]\nname = "{n}"\ntarget = "clean_mlp"\n' for n in names)
+    return write_manifest(folder, f'[sweep]\nname = "fake"\ntimeout_s = {timeout_s}\n{targets}')
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _index(out: Path) -> dict[str, dict[str, object]]:
+    data = json.loads((out / "index.json").read_text())
+    return {t["name"]: t for t in data["targets"]}
+
+
+def test_failures_hangs_and_crashes_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    manifest = load_manifest(fake_manifest(tmp_path, ["fail_1", "hang_1", "crash_1", "ok_1"], 2))
+    out = tmp_path / "out"
+    messages: list[str] = []
+    results = run_sweep(
+        manifest, SweepOptions(out, workers=2, command=FakeCommand()), messages.append
+    )
+    status = {r.name: r.status for r in results}
+    assert status == {"fail_1": "failed", "hang_1": "timeout", "crash_1": "crashed", "ok_1": "ok"}
+    index = _index(out)
+    assert index["fail_1"]["exit_code"] == 2 and index["fail_1"]["error"] == "no weights here"
+    assert index["fail_1"]["stderr_tail"] == [
+        "advisor: measuring",
+        "advisor: error: no weights here",
+    ]
+    assert "no weights here" in (out / "fail_1" / "stderr.txt").read_text()
+    assert index["hang_1"]["error"] == "timed out after 2 s (process group killed)"
+    assert not _alive(int((out / "hang_1" / "grandchild.pid").read_text()))
+    assert index["crash_1"]["signal"] == "SIGKILL" and index["crash_1"]["exit_code"] is None
+    assert index["crash_1"]["error"] == "killed by SIGKILL: going down"
+    assert index["ok_1"]["report"] == "ok_1/report.json"
+    assert len([m for m in messages if m.startswith("[")]) == 4
+    assert "4 done (3 failed) of 4" in messages[-1] and "left" in messages[-1]
+
+
+def test_resume_runs_only_what_has_no_report(tmp_path: Path) -> None:
+    manifest = load_manifest(fake_manifest(tmp_path, ["ok_1", "ok_2", "fail_1"]))
+    out = tmp_path / "out"
+    (out / "ok_1").mkdir(parents=True)
+    shutil.copy(DATA / "model_b" / "report.json", out / "ok_1" / "report.json")
+    (out / "fail_1").mkdir()
+    (out / "fail_1" / "stderr.txt").write_text("an earlier failure\n")
+    with pytest.raises(AdvisorError, match="not empty; use --resume"):
+        run_sweep(manifest, SweepOptions(out, command=FakeCommand()))
+    command = FakeCommand()
+    results = run_sweep(manifest, SweepOptions(out, resume=True, command=command))
+    assert command.ran == ["ok_2", "fail_1"]
+    assert [r.status for r in results] == ["ok", "ok", "failed"]
+    assert "an earlier failure" not in (out / "fail_1" / "stderr.txt").read_text()
+    zoo = load_zoo(out)
+    assert [m.workload for m in zoo.models] == ["model_b", "model_a", None]
+
+
+def test_a_stopped_sweep_leaves_a_usable_index_and_no_process(tmp_path: Path) -> None:
+    manifest = load_manifest(fake_manifest(tmp_path, ["ok_1", "hang_1", "ok_2"]))
+    out = tmp_path / "out"
+
+    def stop(message: str) -> None:
+        if message.startswith("[1/3]"):
+            raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(manifest, SweepOptions(out, workers=2, command=FakeCommand()), stop)
+    assert time.monotonic() - started < 20  # the hanging target was killed, not waited for
+    assert {n: t["status"] for n, t in _index(out).items()} == {
+        "ok_1": "ok",
+        "hang_1": "pending",
+        "ok_2": "pending",
+    }
+    for _ in range(50):  # the grandchild may take a moment to write its pid
+        pid_file = out / "hang_1" / "grandchild.pid"
+        if pid_file.exists() or not (out / "hang_1").exists():
+            break
+        time.sleep(0.05)
+    if pid_file.exists():
+        assert not _alive(int(pid_file.read_text()))
+    assert not (out / "index.json.tmp").exists()
+
+
+# --- aggregation and rendering on hand-written reports ---------------------------------------
+
+
+def fixture_zoo_data() -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+    index = json.loads((DATA / "index.json").read_text())
+    reports = {
+        t["name"]: json.loads((DATA / t["report"]).read_text())
+        for t in index["targets"]
+        if t["report"]
+    }
+    return index, reports
+
+
+def test_display_path() -> None:
+    site = "/x/lib/python3.11/site-packages/transformers/models/a/b.py"
+    assert display_path(site) == "transformers/models/a/b.py"
+    assert display_path("/usr/lib/python3/dist-packages/torch/nn/f.py", "/zoo") == "torch/nn/f.py"
+    assert display_path("/zoo/models/a.py", "/zoo") == "models/a.py"
+    assert display_path("/elsewhere/a.py", "/zoo") == "/elsewhere/a.py"
+    assert display_path(None) is None
+
+
+def test_summarise_report_tolerates_missing_fields() -> None:
+    summary = summarise_report({})
+    assert summary.speedup_default is None and summary.n_breaks == 0 and summary.breaks == ()
+    partial = summarise_report({"modes": [{"mode": "eager", "status": "ok"}], "breaks": [{}]})
+    assert partial.eager_ms is None and partial.n_breaks == 1 and partial.break_share is None
+
+
+def test_aggregation_by_hand() -> None:
+    index, reports = fixture_zoo_data()
+    zoo = build_zoo(index, reports)
+    a, b, c, d = zoo.models
+    assert (a.speedup_default, a.speedup_fullgraph, a.break_share) == (2.0, 2.5, 0.15)
+    assert a.top_action == "Move print(x) out of forward"
+    assert (b.speedup_default, b.speedup_fullgraph) == (1.0, None)
+    assert b.break_share == pytest.approx(0.32)  # no ledger: the breaks' shares summed
+    assert b.top_action == "isolate GB0059 at transformers/models/x/modeling_x.py:120"
+    assert (c.speedup_fullgraph, c.incomplete) == (3.0, True)
+    assert c.break_share == pytest.approx(0.2)  # the ledger's 0.6 / 3.0
+    assert (d.status, d.error) == ("timeout", "timed out after 900 s (process group killed)")
+    assert zoo.counts == {"ok": 3, "timeout": 1}
+
+    top, second, third = zoo.root_causes
+    # One library line, two venvs: the same root cause on three models.
+    assert (top.gb_code, top.file, top.line) == (
+        "GB0059",
+        "transformers/models/x/modeling_x.py",
+        120,
+    )
+    assert top.models == ("a", "b", "c")
+    assert top.total_share == pytest.approx(0.10 + 0.30 + 0.20)
+    assert top.median_share == pytest.approx(0.20)
+    assert top.total_ms == pytest.approx(0.5 + 2.4 + 0.6)
+    assert (second.file, second.models, second.total_share) == ("models/a.py", ("a",), 0.05)
+    assert (third.file, third.total_share, third.verdicts) == (
+        "transformers/utils/logging.py",
+        0.02,
+        ("ignore",),
+    )
+    gb0059, gb0170 = zoo.gb_codes
+    assert (gb0059.gb_code, gb0059.locations, gb0059.models) == ("GB0059", 2, ("a", "b", "c"))
+    assert gb0059.total_share == pytest.approx(0.62)
+    assert gb0059.median_share == pytest.approx(0.20)  # per model: 0.10, 0.32, 0.20
+    assert (gb0170.gb_code, gb0170.total_share) == ("GB0170", 0.05)
+
+
+def test_renderers_and_compare() -> None:
+    index, reports = fixture_zoo_data()
+    old = build_zoo(index, reports)
+    markdown = render_markdown(old)
+    assert "`transformers/models/x/modeling_x.py:120` (GB0059, Failed to trace builtin " in markdown
+    assert "costs a median 20.0% of the step on 3 models (60.0% summed)" in markdown
+    assert "| d       | timeout" in markdown
+    page = render_html(old)
+    assert page.count("data:image/png;base64,") == 2
+
+    fixed = json.loads(json.dumps(reports))
+    fixed["b"]["breaks"] = fixed["b"]["breaks"][1:]  # model b's print removed...
+    fixed["b"]["modes"][1]["latency"]["median_ms"] = 5.0  # ...and b got faster
+    fixed["c"]["breaks"][0]["cost_share"] = 0.25
+    fixed["a"]["breaks"].append({"gb_code": "GB0001", "file": "/zoo/new.py", "line": 3})
+    new = build_zoo(index, fixed)
+    cmp = compare_zoos(to_jsonable(old), json.loads(json.dumps(to_jsonable(new))))
+    b = next(m for m in cmp.models if m.name == "b")
+    assert (b.old_speedup, b.new_speedup, b.default_change) == (1.0, 1.6, pytest.approx(-0.375))
+    assert [(c.gb_code, c.file) for c in cmp.added] == [("GB0001", "new.py")]
+    assert cmp.removed == ()
+    (changed,) = cmp.changed
+    assert (changed.old_models, changed.new_models) == (3, 2)
+    assert changed.new_share == pytest.approx(0.35)
+    text = render_compare_markdown(cmp)
+    assert "1.00x -> 1.60x" in text and "-37.5%" in text and "60.0% -> 35.0%" in text
+
+
+def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "sweep"
+    shutil.copytree(DATA, folder)
+    assert main(["sweep", "--compare", str(folder), str(folder), "--out", str(tmp_path / "c")]) == 0
+    assert "## Root causes removed\n\nNone." in capsys.readouterr().out
+    assert json.loads((tmp_path / "c" / "compare.json").read_text())["removed"] == []
+
+
+# --- real sweeps: one per engine, plus real targets that fail, hang and crash ----------------
+
+
+def _real_manifest(folder: Path, extra: str = "") -> Path:
+    return write_manifest(
+        folder,
+        f"""\
+        [sweep]
+        name = "tiny-zoo"
+        timeout_s = 300
+
+        [defaults]
+        device = "cpu"
+
+        [[targets]]
+        name = "tiny"
+        target = "{TINY}:factory"
+        {FAST_RUN}
+        {extra}
+        """,
+    )
+
+
+def _check_zoo_folder(out: Path) -> dict[str, object]:
+    for name in ("index.json", "sweep.json", "sweep.md", "sweep.html", "tiny/report.json"):
+        assert (out / name).is_file(), name
+    assert "data:image/png;base64," in (out / "sweep.html").read_text()
+    zoo = json.loads((out / "sweep.json").read_text())
+    tiny = zoo["models"][0]
+    assert tiny["status"] == "ok" and tiny["speedup_default"] > 0 and tiny["n_breaks"] == 1
+    assert zoo["root_causes"][0]["gb_code"] == "GB0059"
+    return zoo
+
+
+@pytest.mark.inductor
+def test_real_sweep_local_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sized = f'[[targets]]\nname = "sized"\ntarget = "{GOOD}:sized"\nparams = {{ size = 3 }}\n'
+    manifest = _real_manifest(tmp_path, sized + FAST_RUN)
+    out = tmp_path / "out"
+    assert main(["sweep", str(manifest), "--out", str(out), "--workers", "2"]) == 0
+    zoo = _check_zoo_folder(out)
+    assert [m["name"] for m in zoo["models"]] == ["tiny", "sized"]
+    sized_report = json.loads((out / "sized" / "report.json").read_text())
+    assert sized_report["workload"]["name"] == "good.sized"
+    assert "[2/2]" in capsys.readouterr().err
+
+
+@pytest.mark.inductor
+def test_real_sweep_ray_engine(tmp_path: Path) -> None:
+    import ray
+
+    broken = f'[[targets]]\nname = "broken"\ntarget = "{GOOD}:raises"\n'
+    manifest = load_manifest(_real_manifest(tmp_path, broken))
+    out = tmp_path / "out"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        results = run_sweep(manifest, SweepOptions(out, engine="ray"))
+        assert ray.is_initialized()  # a Ray the caller started is left to the caller
+    finally:
+        ray.shutdown()
+    assert [r.status for r in results] == ["ok", "failed"]
+    assert results[1].error and "raised RuntimeError: no weights here" in results[1].error
+    assert main(["sweep", str(manifest.path), "--out", str(out), "--resume"]) == 1  # broken again
+    zoo = _check_zoo_folder(out)
+    assert zoo["models"][1]["status"] == "failed"
+
+
+def test_real_targets_that_hang_and_crash(tmp_path: Path) -> None:
+    manifest = write_manifest(
+        tmp_path,
+        f"""\
+        [[targets]]
+        name = "sleeps"
+        target = "{MISBEHAVING}:sleeps"
+
+        [[targets]]
+        name = "crashes"
+        target = "{MISBEHAVING}:crashes"
+        """,
+    )
+    out = tmp_path / "out"
+    assert (
+        main(["sweep", str(manifest), "--out", str(out), "--timeout", "6", "--workers", "2"]) == 1
+    )
+    index = _index(out)
+    assert index["sleeps"]["status"] == "timeout"
+    assert (index["crashes"]["status"], index["crashes"]["signal"]) == ("crashed", "SIGABRT")
+    summary = (out / "sweep.md").read_text()
+    assert "2 targets: 1 crashed, 1 timeout" in summary and "timed out after 6 s" in summary
+
+
+def test_engine_ray_without_ray_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    manifest = fake_manifest(tmp_path, ["ok_1"])
+    assert main(["sweep", str(manifest), "--engine", "ray", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.startswith("advisor: error: --engine ray needs Ray")
+    assert not (tmp_path / "o").exists()
+
+
+def test_zoo_report_modules_do_not_import_torch() -> None:
+    code = (
+        "import sys, advisor.sweep.aggregate, advisor.sweep.compare, advisor.sweep.render, "
+        "advisor.sweep.runner; print('torch' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False"
