@@ -16,7 +16,8 @@ import pytest
 from advisor.cli import main
 from advisor.errors import AdvisorError
 from advisor.model import to_jsonable
-from advisor.sweep.aggregate import build_zoo, display_path, summarise_report
+from advisor.paths import display_path
+from advisor.sweep.aggregate import build_zoo, summarise_report
 from advisor.sweep.cli import load_zoo
 from advisor.sweep.compare import compare_zoos
 from advisor.sweep.manifest import ManifestError, TargetSpec, load_manifest
@@ -270,7 +271,7 @@ def test_display_path() -> None:
     assert display_path("/usr/lib/python3/dist-packages/torch/nn/f.py", "/zoo") == "torch/nn/f.py"
     assert display_path("/zoo/models/a.py", "/zoo") == "models/a.py"
     assert display_path("/elsewhere/a.py", "/zoo") == "/elsewhere/a.py"
-    assert display_path(None) is None
+    assert display_path(None) == "?"
 
 
 def test_summarise_report_tolerates_missing_fields() -> None:

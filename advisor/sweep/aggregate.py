@@ -6,13 +6,13 @@ of a report.json field is in `summarise_report`, so a schema change is adapted t
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 from typing import Any
+
+from advisor.paths import display_path
 
 SWEEP_SCHEMA = 1
 
@@ -177,7 +177,9 @@ def model_summary(
         error = "report.json missing or unreadable"
         return ModelSummary(name, "missing", target=record.get("target"), error=error)
     summary = summarise_report(report)
-    shown = tuple(replace(b, file=display_path(b.file, base)) for b in summary.breaks)
+    shown = tuple(
+        replace(b, file=display_path(b.file, base) if b.file else b.file) for b in summary.breaks
+    )
     action = summary.top_action or _top_break_action(shown)
     return replace(summary, name=name, target=record.get("target"), breaks=shown, top_action=action)
 
@@ -280,25 +282,6 @@ def _rank(cause: RootCause | CodeCause) -> tuple[float, int, str]:
 
 
 # --- paths -----------------------------------------------------------------------------------
-
-_PACKAGE_ROOT = re.compile(r"^.*/(?:site-packages|dist-packages)/")
-
-
-def display_path(path: str | None, base: str | None = None) -> str | None:
-    """An installed package's file from its package (`transformers/models/a/b.py`); a file
-    under `base` (the manifest's folder) relative to it; any other path as it is."""
-    if not path:
-        return path
-    posix = path.replace("\\", "/")
-    if _PACKAGE_ROOT.match(posix):
-        return _PACKAGE_ROOT.sub("", posix)
-    if base:
-        try:
-            return str(PurePosixPath(posix).relative_to(base.replace("\\", "/").rstrip("/")))
-        except ValueError:
-            pass  # not under the manifest's folder: keep it whole
-    return path
-
 
 # --- small readers ---------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import json
 from tabulate import tabulate
 
 from advisor.model import to_jsonable
-from advisor.render.common import fmt_ms, fmt_pct
+from advisor.render.view import fmt_ms, fmt_pct
 from advisor.sweep import figures
 from advisor.sweep.aggregate import CodeCause, ModelSummary, RootCause, Zoo
 from advisor.sweep.compare import CauseChange, ZooComparison
