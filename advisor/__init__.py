@@ -1,6 +1,8 @@
 """advisor: a profiler-integrated performance advisor for torch.compile graph breaks.
 
-Pipeline: workload -> harness -> capture -> profile -> attribute -> advise -> render.
+Pipeline: workload -> harness -> capture -> profile -> what-ifs -> attribute -> advise ->
+render. The words a report uses (region, resume function, eager gap, guard lookup, skipped
+frame, root cause, GB code, cost parts, savings) are defined in docs/concepts.md.
 """
 
 from advisor.workload import Workload

@@ -357,10 +357,15 @@ class CallFactors:
     """How one call's profiled segments become unprofiled ones."""
 
     reference_us: float | None  # the unprofiled call time the split is made against
-    overhead_factor: float  # applied to profiled overhead
-    work_factor: float  # applied to corrected work (1 unless the machine drifted)
+    removed_us: tuple[float, ...]  # profiler time taken out of each segment's overhead
+    work_factor: float  # applied to corrected work and kept overhead (1 unless drift)
     rescale: float  # then everything, to the mode's median
     fallback: bool = False  # work alone exceeded the reference: all segments scaled alike
+
+    def kept_overhead(self, cs: CallSegments) -> float:
+        """The share of the profiled overhead this call keeps."""
+        raw = sum(max(0.0, s.duration_us - s.work_us) for s in cs.segments)
+        return (raw - sum(self.removed_us)) / raw if raw > 0 else 1.0
 
 
 def corrected_work(segment: RawSegment, per_event_us: float) -> float:
@@ -373,33 +378,63 @@ def corrected_work(segment: RawSegment, per_event_us: float) -> float:
 def call_factors(
     cs: CallSegments, reference_us: float | None, per_event_us: float, final_us: float | None
 ) -> CallFactors:
-    """Split the reference time into corrected work and overhead; the profiler only ever inflates
-    overhead, so a reference above profiled work + overhead is drift and scales both alike."""
+    """What to take out of each segment so the call adds up to its unprofiled reference.
+
+    The profiler's cost sits where its events are: each record_function-style event (a
+    region, a guard lookup, a graph call, a prologue) costs about the same, so the excess of
+    the profiled call over the reference is taken out of the segments' overhead in proportion
+    to the structural events starting in each (never more than a segment's overhead), and only
+    what those segments cannot absorb is spread over the rest in proportion to time. An eager
+    stretch with no events (Python between ops, a busy wait) keeps its time. A reference above
+    profiled work + overhead is machine drift: work and overhead are scaled alike."""
     rescale = final_us / reference_us if final_us and reference_us else 1.0
     target = reference_us or cs.total_us
     work = sum(corrected_work(s, per_event_us) for s in cs.segments)
-    raw_overhead = sum(max(0.0, s.duration_us - s.work_us) for s in cs.segments)
-    budget = target - work
-    if budget < 0.05 * target or raw_overhead <= 0:
+    overheads = [max(0.0, s.duration_us - s.work_us) for s in cs.segments]
+    if target - work < 0.05 * target or sum(overheads) <= 0:
         factor = target / cs.total_us if cs.total_us > 0 else 1.0
-        return CallFactors(reference_us, factor, factor, rescale, fallback=True)
-    if budget <= raw_overhead:
-        return CallFactors(reference_us, budget / raw_overhead, 1.0, rescale)
-    drift = target / (work + raw_overhead)
-    return CallFactors(reference_us, drift, drift, rescale)
+        removed = tuple(o * (1.0 - factor) for o in overheads)
+        return CallFactors(reference_us, removed, factor, rescale, fallback=True)
+    excess = work + sum(overheads) - target
+    if excess <= 0:
+        drift = target / (work + sum(overheads))
+        return CallFactors(reference_us, (0.0,) * len(overheads), drift, rescale)
+    weights = [float(s.n_struct) for s in cs.segments]
+    removed = _take_by_weight(excess, overheads, weights)
+    return CallFactors(reference_us, tuple(removed), 1.0, rescale)
+
+
+def _take_by_weight(amount: float, room: list[float], weights: list[float]) -> list[float]:
+    """Take `amount` out of slots with capacity `room`, in proportion to `weights`, refilling
+    from the slots that still have room; what weighted slots cannot take comes out of every
+    slot in proportion to its remaining room."""
+    taken = [0.0] * len(room)
+    left = amount
+    active = [i for i, (r, w) in enumerate(zip(room, weights, strict=True)) if r > 0 and w > 0]
+    while left > 1e-9 and active:
+        total = sum(weights[i] for i in active)
+        for i in active:
+            taken[i] += min(left * weights[i] / total, room[i] - taken[i])
+        left = amount - sum(taken)
+        active = [i for i in active if room[i] - taken[i] > 1e-9]
+    spare = [r - t for r, t in zip(room, taken, strict=True)]
+    if left > 1e-9 and sum(spare) > 0:
+        taken = [t + left * s / sum(spare) for t, s in zip(taken, spare, strict=True)]
+    return taken
 
 
 def correct(
     index: int, cs: CallSegments, factors: CallFactors, per_event_us: float
 ) -> list[SegmentRow]:
     rows = []
-    for s in cs.segments:
+    for s, removed in zip(cs.segments, factors.removed_us, strict=True):
+        raw_overhead = max(0.0, s.duration_us - s.work_us)
         if factors.fallback:  # keep each segment's profiled split, scaled alike
             work = s.work_us * factors.work_factor
-            overhead = (s.duration_us - s.work_us) * factors.overhead_factor
+            overhead = raw_overhead * factors.work_factor
         else:
             work = corrected_work(s, per_event_us) * factors.work_factor
-            overhead = max(0.0, s.duration_us - s.work_us) * factors.overhead_factor
+            overhead = (raw_overhead - removed) * factors.work_factor
         kept = work * s.kept_us / s.work_us if s.work_us > 0 else 0.0
         q = factors.rescale
         rows.append(
@@ -868,7 +903,9 @@ def _calibration(
         sessions=trace.sessions,
         reference_us=reference,
         step_us=final_us or reference,
-        overhead_scale=_median(f.overhead_factor for f in factors) if factors else 1.0,
+        overhead_scale=_median(f.kept_overhead(cs) for f, cs in zip(factors, per_call, strict=True))
+        if factors
+        else 1.0,
         rescale=_median(f.rescale for f in factors) if factors else 1.0,
         profiled_ratio=(profiled / reference) if profiled and reference else None,
         fallback_calls=sum(f.fallback for f in factors),

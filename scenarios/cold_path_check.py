@@ -17,6 +17,7 @@ from scenarios._common import inference, marker_line, randint, seeded
 
 PATTERN = "once-per-call input validation (cold path)"
 EXPECTED_VERDICT = "ignore"
+FIX_KIND = "delete"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0170"
 EXPECTED_LINE = marker_line(__file__)
 

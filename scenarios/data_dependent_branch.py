@@ -18,6 +18,7 @@ from scenarios._common import inference, marker_line, seeded
 
 PATTERN = "if on a tensor value (data-dependent branch)"
 EXPECTED_VERDICT = "rewrite"
+FIX_KIND = "rewrite"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0170"
 EXPECTED_LINE = marker_line(__file__)
 

@@ -18,6 +18,7 @@ from scenarios._common import inference, marker_line, randn, seeded
 
 PATTERN = "torch.compiler.disable on a helper in the hot path"
 EXPECTED_VERDICT = "isolate"
+FIX_KIND = "rewrite"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0098"
 EXPECTED_LINE = marker_line(__file__)
 

@@ -24,6 +24,7 @@ EXPECTED_VERDICT = "rewrite"
 EXPECTED_GB_CODE: str | None = None
 EXPECTED_LINE: int | None = None
 EXPECTED_RECOMPILES = 1  # static compile for the first length, one dynamic recompile
+EXPECTED_ACTION = "dynamic"  # the advisor should recommend marking the dimension dynamic
 
 BATCH, VOCAB, DIM, HEADS, MAX_SEQ = 4, 2000, 128, 4, 64
 LENGTHS = (24, 40, 56, 64)

@@ -20,6 +20,7 @@ from scenarios._common import inference, marker_line, randn, seeded
 
 PATTERN = ".item() per token in a greedy decode loop"
 EXPECTED_VERDICT = "rewrite"
+FIX_KIND = "rewrite"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0124"
 EXPECTED_SKIP_CODE = "GB7000"
 EXPECTED_LINE = marker_line(__file__)

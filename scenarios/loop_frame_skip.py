@@ -19,6 +19,7 @@ from scenarios._common import inference, marker_line, randn, seeded
 
 PATTERN = "graph break inside a loop over layers (frame skipped)"
 EXPECTED_VERDICT = "rewrite"
+FIX_KIND = "rewrite"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0170"
 EXPECTED_SKIP_CODE = "GB7000"
 EXPECTED_LINE = marker_line(__file__)

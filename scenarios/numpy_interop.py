@@ -20,6 +20,7 @@ from scenarios._common import inference, marker_line, randn, seeded
 
 PATTERN = "NumPy call (np.digitize) in the middle of the model"
 EXPECTED_VERDICT = "rewrite"
+FIX_KIND = "rewrite"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0294"
 EXPECTED_LINE = marker_line(__file__)
 

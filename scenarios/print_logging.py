@@ -22,6 +22,7 @@ from scenarios._common import inference, marker_line, randint, seeded
 
 PATTERN = "print() in a model's forward"
 EXPECTED_VERDICT = "isolate"
+FIX_KIND = "isolate"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0059"
 EXPECTED_LINE = marker_line(__file__)
 

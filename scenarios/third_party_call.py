@@ -23,6 +23,7 @@ from scenarios._common import inference, marker_line, randint, seeded
 
 PATTERN = "call into an untraceable C-extension helper"
 EXPECTED_VERDICT = "isolate"
+FIX_KIND = "delete"  # what `fixed` does: isolate, rewrite or delete
 EXPECTED_GB_CODE = "GB0007"
 EXPECTED_LINE = marker_line(__file__)
 

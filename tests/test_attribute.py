@@ -221,6 +221,18 @@ def calibrated(per_event_us: float):  # type: ignore[no-untyped-def]
     return EventCalibration(per_event_us, 0.0, 0.0, 1.0, 1, 1)
 
 
+def test_profiler_cost_comes_out_where_the_events_are() -> None:
+    from advisor.attribute import _take_by_weight
+
+    # 9 to take: 3 per weight, the second slot can only give 1, the rest refills the first;
+    # the unweighted slot gives nothing until the weighted ones are empty.
+    assert _take_by_weight(9.0, [10.0, 1.0, 5.0], [1.0, 1.0, 0.0]) == pytest.approx([8.0, 1.0, 0.0])
+    # more than the weighted slots hold: the rest by remaining room
+    assert _take_by_weight(14.0, [10.0, 1.0, 5.0], [1.0, 1.0, 0.0]) == pytest.approx(
+        [10.0, 1.0, 3.0]
+    )
+
+
 def test_synthetic_segments_exact() -> None:
     cs = segment_call(synthetic_call(), synthetic_capture())
     got = [(s.kind, s.compile_id, s.break_id, s.start_us, s.duration_us) for s in cs.segments]
@@ -255,10 +267,15 @@ def test_synthetic_attribution_work_and_overhead() -> None:
     assert site.occurrences == 1.0
     assert (site.regions, site.graph_regions) == (1.0, 1.0)  # region 1/0 entered from the gap
     assert result.attribution.coverage == 1.0
+    # Scaled to 45.5 µs: 52.5 µs of profiler time to take out of the overhead, by structural
+    # events (call record 1, lookups 1 + 1, regions with their graph calls 2 + 2): 7.5 µs per
+    # event, capped by each segment's overhead (entry 10, lookups 5 and 4, compiled 5 and 20);
+    # again for the 16 µs left (entry 2.5, compiled 1/0 5); the last 8.5 µs out of the
+    # event-free rest by time (gaps 7 + 16, exit 10). The gaps keep 23 x (1 - 8.5 / 33).
     scaled = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
     assert scaled.attribution.calls[0].total_us == pytest.approx(45.5)
     assert scaled.attribution.calibration.overhead_scale == pytest.approx((45.5 - 21) / 77)
-    assert scaled.sites["B1"].owned_us == pytest.approx(2.0 + 23 * 24.5 / 77)
+    assert scaled.sites["B1"].owned_us == pytest.approx(2.0 + 23 * 24.5 / 33)
     # work alone above the unprofiled time: every segment scaled alike, with a warning
     fallback = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.020)
     assert fallback.attribution.calls[0].total_us == pytest.approx(20.0)
@@ -279,7 +296,7 @@ def test_split_uses_profile_time_unprofiled_calls_then_rescales_to_the_given_med
     assert result.attribution.calls[0].total_us == pytest.approx(91.0)
     assert result.totals.call_us == pytest.approx(91.0)
     assert result.attribution.calibration.overhead_scale == pytest.approx((45.5 - 21) / 77)
-    assert result.sites["B1"].owned_us == pytest.approx(2 * (2.0 + 23 * 24.5 / 77))
+    assert result.sites["B1"].owned_us == pytest.approx(2 * (2.0 + 23 * 24.5 / 33))
     assert result.regions["1/0"].graph_call_us == pytest.approx(2 * 10.0)
     assert result.attribution.calibration.rescale == pytest.approx(2.0)
     same_phase = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
@@ -331,9 +348,10 @@ def test_each_call_is_split_against_its_own_session_reference() -> None:
         c: sum(s.duration_us for s in t.segments if s.kind == "gap")
         for c, t in ((0, first), (1, second))
     }
-    # first: overhead x (45.5 - 21) / 77, then x2; second: overhead x (91 - 21) / 77, then x1
-    assert gap[0] == pytest.approx(2 * (2.0 + 23 * 24.5 / 77), abs=0.01)
-    assert gap[1] == pytest.approx(2.0 + 23 * 70 / 77, abs=0.01)
+    # first: as above, then x2; second: the 7 µs excess is 1 µs per structural event, all of it
+    # taken from segments with events, so the event-free gaps keep their 2 + 23 µs
+    assert gap[0] == pytest.approx(2 * (2.0 + 23 * 24.5 / 33), abs=0.01)
+    assert gap[1] == pytest.approx(2.0 + 23, abs=0.01)
 
 
 def probe_call(graph_a: float = 6.0) -> TraceEvent:

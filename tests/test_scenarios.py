@@ -159,6 +159,8 @@ def test_loads_with_metadata(name: str) -> None:
         assert isinstance(info.line, int)
         line = (SCENARIO_DIR / f"{name}.py").read_text().splitlines()[info.line - 1]
         assert line.rstrip().endswith("# graph-break")
+        # the kind of fix `fixed` applies, so a benchmark compares it with the matching saving
+        assert _module(name).FIX_KIND in ("isolate", "rewrite", "delete")
     else:
         assert info.gb_code is None and info.line is None
 
