@@ -32,6 +32,7 @@ No torch here: it runs on recorded artifacts (tests/data).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import statistics
 from collections import defaultdict
@@ -52,6 +53,7 @@ class RawSegment:
     break_id: str | None = None
     n_events: int = 0  # profiler events that start inside this segment
     n_struct: int = 0  # of which structural (record_function-style, not aten ops)
+    n_struct_ends: int = 0  # structural events that end inside this segment
     work_us: float = 0.0  # time inside work events: graph calls and top-level aten ops
     kept_us: float = 0.0  # of which compute-bound aten ops (matmul, conv...): same time compiled
 
@@ -78,11 +80,12 @@ class CallSegments:
 
 
 class _Segmenter:
-    def __init__(self, capture: Capture | None) -> None:
+    def __init__(self, capture: Capture | None, call: TraceEvent) -> None:
         self.capture = capture
         self.root_skip = capture.root_skip_break_id if capture is not None else None
         self.segments: list[RawSegment] = []
         self.regions: list[RegionInstance] = []
+        self.struct_ends = _structural_ends(call)
 
     def end_break(self, compile_id: str) -> str | None:
         if self.capture is None:
@@ -113,6 +116,7 @@ class _Segmenter:
                 break_id,
                 len(inside),
                 sum(inside),
+                sum(1 for t in self.struct_ends if start <= t < end),
                 sum(o for o, _ in overlaps),
                 sum(o for o, kept in overlaps if kept),
             )
@@ -167,6 +171,18 @@ def _event_starts(event: TraceEvent, stop_at_owners: bool = True) -> list[tuple[
     return starts
 
 
+def _structural_ends(call: TraceEvent) -> list[float]:
+    """End times of the structural events under a call (not the call's own record)."""
+    out: list[float] = []
+    stack = list(call.children)
+    while stack:
+        event = stack.pop()
+        if ta.is_structural_event(event.name):
+            out.append(event.start_us + event.duration_us)
+        stack.extend(event.children)
+    return out
+
+
 def _own_intervals(start: float, end: float, owners: list[TraceEvent]) -> list[tuple[float, float]]:
     """[start, end) minus the owner children's intervals, in order."""
     out: list[tuple[float, float]] = []
@@ -183,7 +199,7 @@ def _own_intervals(start: float, end: float, owners: list[TraceEvent]) -> list[t
 
 def segment_call(call: TraceEvent, capture: Capture | None = None) -> CallSegments:
     """Split one call's record into ordered segments that tile it exactly."""
-    seg = _Segmenter(capture)
+    seg = _Segmenter(capture, call)
     call_start, call_end = call.start_us, call.start_us + call.duration_us
     owners = _owners(call)
     events = _event_starts(call)
@@ -323,6 +339,7 @@ def _merge(segments: list[RawSegment]) -> list[RawSegment]:
                     p.break_id,
                     p.n_events + s.n_events,
                     p.n_struct + s.n_struct,
+                    p.n_struct_ends + s.n_struct_ends,
                     p.work_us + s.work_us,
                     p.kept_us + s.kept_us,
                 )
@@ -375,18 +392,40 @@ def corrected_work(segment: RawSegment, per_event_us: float) -> float:
     return max(0.0, segment.work_us - (segment.n_events - segment.n_struct) * per_event_us)
 
 
+def structural_event_cost(
+    per_call: list[CallSegments], refs: list[float | None], per_event_us: float
+) -> float:
+    """The profiler's cost per structural event (a region, lookup, graph call, prologue: the
+    record_function-style events, some of which exist only while profiling), from the calls
+    themselves: the median over calls of the profiled excess over the unprofiled reference per
+    structural event. A median, so a call hit by an outside interruption does not set it."""
+    values = []
+    for cs, ref in zip(per_call, refs, strict=True):
+        events = sum(seg.n_struct for seg in cs.segments)
+        if not ref or not events:
+            continue
+        work = sum(corrected_work(seg, per_event_us) for seg in cs.segments)
+        overhead = sum(max(0.0, seg.duration_us - seg.work_us) for seg in cs.segments)
+        values.append(max(0.0, work + overhead - ref) / events)
+    return float(statistics.median(values)) if values else 0.0
+
+
 def call_factors(
-    cs: CallSegments, reference_us: float | None, per_event_us: float, final_us: float | None
+    cs: CallSegments,
+    reference_us: float | None,
+    per_event_us: float,
+    final_us: float | None,
+    struct_event_us: float = 0.0,
 ) -> CallFactors:
     """What to take out of each segment so the call adds up to its unprofiled reference.
 
-    The profiler's cost sits where its events are: each record_function-style event (a
-    region, a guard lookup, a graph call, a prologue) costs about the same, so the excess of
-    the profiled call over the reference is taken out of the segments' overhead in proportion
-    to the structural events starting in each (never more than a segment's overhead), and only
-    what those segments cannot absorb is spread over the rest in proportion to time. An eager
-    stretch with no events (Python between ops, a busy wait) keeps its time. A reference above
-    profiled work + overhead is machine drift: work and overhead are scaled alike."""
+    The profiler's cost sits where its events are: each structural event costs
+    `struct_event_us`, half where it starts and half right after it ends, so that much comes
+    out of those segments' overhead (never more than a segment has). Whatever the events do
+    not explain (an interruption, a general slowdown) comes out of the overhead in proportion
+    to time. An eager stretch with no events nearby (Python at a break, a wait) so keeps its
+    time. A reference above profiled work + overhead is machine drift: work and overhead are
+    scaled alike."""
     rescale = final_us / reference_us if final_us and reference_us else 1.0
     target = reference_us or cs.total_us
     work = sum(corrected_work(s, per_event_us) for s in cs.segments)
@@ -399,28 +438,26 @@ def call_factors(
     if excess <= 0:
         drift = target / (work + sum(overheads))
         return CallFactors(reference_us, (0.0,) * len(overheads), drift, rescale)
-    weights = [float(s.n_struct) for s in cs.segments]
-    removed = _take_by_weight(excess, overheads, weights)
+    removed = _take_out(excess, overheads, cs.segments, struct_event_us)
     return CallFactors(reference_us, tuple(removed), 1.0, rescale)
 
 
-def _take_by_weight(amount: float, room: list[float], weights: list[float]) -> list[float]:
-    """Take `amount` out of slots with capacity `room`, in proportion to `weights`, refilling
-    from the slots that still have room; what weighted slots cannot take comes out of every
-    slot in proportion to its remaining room."""
-    taken = [0.0] * len(room)
-    left = amount
-    active = [i for i, (r, w) in enumerate(zip(room, weights, strict=True)) if r > 0 and w > 0]
-    while left > 1e-9 and active:
-        total = sum(weights[i] for i in active)
-        for i in active:
-            taken[i] += min(left * weights[i] / total, room[i] - taken[i])
-        left = amount - sum(taken)
-        active = [i for i in active if room[i] - taken[i] > 1e-9]
-    spare = [r - t for r, t in zip(room, taken, strict=True)]
-    if left > 1e-9 and sum(spare) > 0:
-        taken = [t + left * s / sum(spare) for t, s in zip(taken, spare, strict=True)]
-    return taken
+def _take_out(
+    excess: float, overheads: list[float], segments: tuple[RawSegment, ...], per_event: float
+) -> list[float]:
+    """The excess out of the segments: first what their structural events cost, then the rest
+    in proportion to the overhead each has left."""
+    at_events = [
+        min(o, (s.n_struct + s.n_struct_ends) / 2 * per_event)
+        for s, o in zip(segments, overheads, strict=True)
+    ]
+    if sum(at_events) > excess:
+        at_events = [t * excess / sum(at_events) for t in at_events]
+    room = [o - t for o, t in zip(overheads, at_events, strict=True)]
+    rest = excess - sum(at_events)
+    if sum(room) <= 0:
+        return at_events
+    return [t + rest * r / sum(room) for t, r in zip(at_events, room, strict=True)]
 
 
 def correct(
@@ -772,11 +809,11 @@ def probe_prices(trace: ProfileTrace, rescale: float) -> ProbePrices:
         return ProbePrices()
     per_event = trace.overhead_us_per_event
     reference = statistics.median(trace.probe_unprofiled_us) if trace.probe_unprofiled_us else None
+    per_call = [segment_call(call, _probe_capture(call)) for call in trace.probe_calls]
+    struct_cost = structural_event_cost(per_call, [reference] * len(per_call), per_event)
     graph, glue, lookup, fixed = [], [], [], []
-    for call in trace.probe_calls:
-        capture = _probe_capture(call)
-        cs = segment_call(call, capture)
-        factors = call_factors(cs, reference, per_event, None)
+    for cs in per_call:
+        factors = call_factors(cs, reference, per_event, None, struct_cost)
         rows = correct(0, cs, factors, per_event)
         regions = [r for r in cs.regions if r.calls_graph]
         if len(regions) < 2:
@@ -814,8 +851,10 @@ def attribute(
     final_us = unprofiled_median_ms * 1000.0 if unprofiled_median_ms is not None else None
     if source == "none" and final_us:
         refs, source = [final_us] * len(per_call), "given"
+    struct_cost = structural_event_cost(per_call, refs, per_event)
     factors = [
-        call_factors(cs, ref, per_event, final_us) for cs, ref in zip(per_call, refs, strict=True)
+        call_factors(cs, ref, per_event, final_us, struct_cost)
+        for cs, ref in zip(per_call, refs, strict=True)
     ]
     rows = [
         row
@@ -833,6 +872,7 @@ def attribute(
         )
     warnings += _unknown_regions(per_call, capture)
     calibration = _calibration(trace, per_call, factors, refs, source, final_us, probe)
+    calibration = dataclasses.replace(calibration, structural_event_us=struct_cost)
     attribution = Attribution(
         coverage=_coverage(per_call),
         profiled_calls=len(per_call),

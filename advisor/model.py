@@ -255,6 +255,7 @@ class Calibration:
     """How profiled times were turned into unprofiled ones (see `advisor.attribute`)."""
 
     overhead_us_per_event: float = 0.0  # profiler cost of one aten event
+    structural_event_us: float = 0.0  # profiler cost of one region/lookup/graph-call event
     calibration_profiled_us: float | None = None  # tiny aten op, profiled, per op
     calibration_bare_us: float | None = None  # the same op unprofiled
     events_per_op: float | None = None
@@ -262,7 +263,7 @@ class Calibration:
     sessions: int = 0
     reference_us: float | None = None  # median unprofiled call at profile time
     step_us: float | None = None  # the mode's median the segments were rescaled to
-    overhead_scale: float = 1.0  # median factor applied to profiled overhead
+    overhead_scale: float = 1.0  # median share of the profiled overhead kept
     rescale: float = 1.0  # median factor from profile-time to the mode's median (drift)
     profiled_ratio: float | None = None  # median profiled call / unprofiled reference
     fallback_calls: int = 0  # calls whose work exceeded the reference: scaled alike

@@ -222,15 +222,19 @@ def calibrated(per_event_us: float):  # type: ignore[no-untyped-def]
 
 
 def test_profiler_cost_comes_out_where_the_events_are() -> None:
-    from advisor.attribute import _take_by_weight
+    from advisor.attribute import RawSegment, _take_out
 
-    # 9 to take: 3 per weight, the second slot can only give 1, the rest refills the first;
-    # the unweighted slot gives nothing until the weighted ones are empty.
-    assert _take_by_weight(9.0, [10.0, 1.0, 5.0], [1.0, 1.0, 0.0]) == pytest.approx([8.0, 1.0, 0.0])
-    # more than the weighted slots hold: the rest by remaining room
-    assert _take_by_weight(14.0, [10.0, 1.0, 5.0], [1.0, 1.0, 0.0]) == pytest.approx(
-        [10.0, 1.0, 3.0]
+    segs = (
+        RawSegment("compiled", 0, 10, n_struct=2, n_struct_ends=0),
+        RawSegment("guard_lookup", 10, 1, n_struct=1, n_struct_ends=1),
+        RawSegment("gap", 11, 20, n_struct=0, n_struct_ends=0),
     )
+    # 2 µs per event, a half per start or end: 2, 2 (capped at the lookup's 1), 0; the other
+    # 3 of the 6 µs excess by the time left (8 and 20 µs): the event-free gap gives 3 x 20 / 28.
+    taken = _take_out(6.0, [10.0, 1.0, 20.0], segs, 2.0)
+    assert taken == pytest.approx([2.0 + 3 * 8 / 28, 1.0, 3 * 20 / 28])
+    # events that would take more than the excess each give their share of it
+    assert _take_out(1.5, [10.0, 1.0, 20.0], segs, 2.0) == pytest.approx([1.0, 0.5, 0.0])
 
 
 def test_synthetic_segments_exact() -> None:
@@ -267,15 +271,19 @@ def test_synthetic_attribution_work_and_overhead() -> None:
     assert site.occurrences == 1.0
     assert (site.regions, site.graph_regions) == (1.0, 1.0)  # region 1/0 entered from the gap
     assert result.attribution.coverage == 1.0
-    # Scaled to 45.5 µs: 52.5 µs of profiler time to take out of the overhead, by structural
-    # events (call record 1, lookups 1 + 1, regions with their graph calls 2 + 2): 7.5 µs per
-    # event, capped by each segment's overhead (entry 10, lookups 5 and 4, compiled 5 and 20);
-    # again for the 16 µs left (entry 2.5, compiled 1/0 5); the last 8.5 µs out of the
-    # event-free rest by time (gaps 7 + 16, exit 10). The gaps keep 23 x (1 - 8.5 / 33).
+    # Scaled to 45.5 µs: 52.5 µs of profiler time to take out of the 77 µs of overhead. Seven
+    # structural events start in the call (call record, 2 lookups, 2 regions, 2 graph calls):
+    # 7.5 µs each, half at its start, half right after its end. Event halves per segment:
+    # entry 1, lookup 0/0 1, compiled 0/0 3 (region, graph k, lookup's end), gap 1 (graph k's
+    # end), lookup 1/0 1, compiled 1/0 4, gap 1 (region 1/0's end), exit 1 (region 0/0's end):
+    # 3.75 µs each, capped by the segment's overhead (compiled 0/0 has 5): 42.5 µs. The other
+    # 10 µs come out of the 34.5 µs of overhead left, by time. The gaps (7 + 16 µs of overhead)
+    # keep 15.5 x (1 - 10 / 34.5), plus the is_nonzero's 2 µs of work.
     scaled = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
     assert scaled.attribution.calls[0].total_us == pytest.approx(45.5)
     assert scaled.attribution.calibration.overhead_scale == pytest.approx((45.5 - 21) / 77)
-    assert scaled.sites["B1"].owned_us == pytest.approx(2.0 + 23 * 24.5 / 33)
+    assert scaled.attribution.calibration.structural_event_us == pytest.approx(7.5)
+    assert scaled.sites["B1"].owned_us == pytest.approx(2.0 + 15.5 * 24.5 / 34.5)
     # work alone above the unprofiled time: every segment scaled alike, with a warning
     fallback = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.020)
     assert fallback.attribution.calls[0].total_us == pytest.approx(20.0)
@@ -296,7 +304,7 @@ def test_split_uses_profile_time_unprofiled_calls_then_rescales_to_the_given_med
     assert result.attribution.calls[0].total_us == pytest.approx(91.0)
     assert result.totals.call_us == pytest.approx(91.0)
     assert result.attribution.calibration.overhead_scale == pytest.approx((45.5 - 21) / 77)
-    assert result.sites["B1"].owned_us == pytest.approx(2 * (2.0 + 23 * 24.5 / 33))
+    assert result.sites["B1"].owned_us == pytest.approx(2 * (2.0 + 15.5 * 24.5 / 34.5))
     assert result.regions["1/0"].graph_call_us == pytest.approx(2 * 10.0)
     assert result.attribution.calibration.rescale == pytest.approx(2.0)
     same_phase = attribute(trace, synthetic_capture(), unprofiled_median_ms=0.0455)
@@ -348,10 +356,13 @@ def test_each_call_is_split_against_its_own_session_reference() -> None:
         c: sum(s.duration_us for s in t.segments if s.kind == "gap")
         for c, t in ((0, first), (1, second))
     }
-    # first: as above, then x2; second: the 7 µs excess is 1 µs per structural event, all of it
-    # taken from segments with events, so the event-free gaps keep their 2 + 23 µs
-    assert gap[0] == pytest.approx(2 * (2.0 + 23 * 24.5 / 33), abs=0.01)
-    assert gap[1] == pytest.approx(2.0 + 23, abs=0.01)
+    # The cost per structural event is the median over the calls: (52.5 / 7 + 7 / 7) / 2 =
+    # 4.25 µs, 2.125 per half. First call: 26.25 µs at the events (compiled 0/0 capped at 5),
+    # the other 26.25 out of the 50.75 µs left by time: the gaps keep 18.75 x 24.5 / 50.75,
+    # then x2 to the median. Second call: the events would take 26.25 µs, more than its 7 µs
+    # excess, so each takes 7 / 26.25 of its share: the gaps give 2 x 2.125 x 7 / 26.25.
+    assert gap[0] == pytest.approx(2 * (2.0 + 18.75 * 24.5 / 50.75), abs=0.01)
+    assert gap[1] == pytest.approx(2.0 + 23 - 4.25 * 7 / 26.25, abs=0.01)
 
 
 def probe_call(graph_a: float = 6.0) -> TraceEvent:

@@ -327,8 +327,10 @@ def method(c: Calibration) -> str:
         f"work (graph calls, aten ops) from the profile, corrected for "
         f"{c.overhead_us_per_event:.2f} µs per aten event ({calibration}); runtime overhead "
         f"(wrappers, guard lookups, Python) totals the unprofiled call ({source}) minus that "
-        f"work, shared out by profiled overhead time (x{c.overhead_scale:.2f}); the profiled "
-        f"call was {_num(c.profiled_ratio)}x the unprofiled one"
+        f"work: the profiler's {c.structural_event_us:.2f} µs per region, lookup and graph-call "
+        "event is taken out where those events are, the rest of the difference in proportion "
+        f"to time ({c.overhead_scale:.0%} of the profiled overhead kept); the profiled call was "
+        f"{_num(c.profiled_ratio)}x the unprofiled one"
     )
     if c.fallback_calls:
         text += f"; {c.fallback_calls} call(s) with work above the unprofiled time scaled alike"
