@@ -99,7 +99,7 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
         "--repeats",
         "5",
         "--budget",
-        "10",
+        "60",
         "--profile-calls",
         "5",
     )
