@@ -64,7 +64,7 @@ def _break_fields_in(text: str) -> list[str]:
     return [label for label in FIELD_LABELS if f"{label}:" in text]
 
 
-FIELD_LABELS = ("source", "also at", "explanation", "splits graphs", "per call", "cost parts",
+FIELD_LABELS = ("source", "function", "also at", "explanation", "splits graphs", "per call", "cost parts",
                 "cost", "fix options", "verdict", "why", "evidence", "what if",
                 "registry page", "registry hint")  # fmt: skip
 

@@ -234,7 +234,7 @@ def why(entry: BreakEntry, report: Report) -> str:
     if d.library and d.basis != "measured":
         text += "; the break is in library code"
     if entry.site.frame_skipped:
-        text += f"; {skipped_note(entry.site)}, so the frame runs eagerly"
+        text += f"; {skipped_note(entry.site)}: the frame runs eagerly"
     if d.estimate_miss is not None:
         text += f"; the estimate missed the measurement by {d.estimate_miss:+.0%}"
     if d.shared_with:

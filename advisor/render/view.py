@@ -363,7 +363,9 @@ def _break_fields(entry: BreakEntry, report: Report, display: Display) -> list[F
     site, d, parts = entry.site, entry.decision, entry.parts
     out = []
     if site.where.code:
-        out.append(Field("source", f"{site.where.code}  (in {site.where.function or '?'})", True))
+        out.append(Field("source", site.where.code, True))
+    if site.where.function:
+        out.append(Field("function", site.where.function))
     if site.reached_from:
         out.append(
             Field(
@@ -378,7 +380,7 @@ def _break_fields(entry: BreakEntry, report: Report, display: Display) -> list[F
         out.append(Field("explanation", site.explanation))
     note = prose.skipped_note(site)
     if note:
-        out.append(Field("skipped frame", f"{note}, so it runs in eager"))
+        out.append(Field("skipped frame", f"{note}: the frame runs in eager"))
     if entry.causes:
         out.append(
             Field(
