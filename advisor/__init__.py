@@ -1,9 +1,27 @@
 """advisor: a profiler-integrated performance advisor for torch.compile graph breaks.
 
 Pipeline: workload -> harness -> capture -> profile -> attribute -> advise -> render.
+
+`advisor.analyse(fn, *args, **options) -> Report` runs it from Python; importing `advisor`
+stays cheap (torch loads when `analyse` is first used).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from advisor.workload import Workload
 
-__all__ = ["Workload", "__version__"]
+if TYPE_CHECKING:
+    from advisor.api import analyse
+
+__all__ = ["Workload", "__version__", "analyse"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "analyse":
+        from advisor.api import analyse
+
+        return analyse
+    raise AttributeError(f"module 'advisor' has no attribute {name!r}")
