@@ -50,7 +50,7 @@ def render_trace(report: Report) -> str:
             "torch": report.environment.torch,
         },
     }
-    return json.dumps(trace, indent=1, allow_nan=False)
+    return json.dumps(trace, separators=(",", ":"), allow_nan=False)  # compact: many events
 
 
 def _sites_by_id(report: Report) -> dict[str, BreakSite]:
