@@ -3,9 +3,27 @@
 Pipeline: workload -> harness -> capture -> profile -> what-ifs -> attribute -> advise ->
 render. The words a report uses (region, resume function, eager gap, guard lookup, skipped
 frame, root cause, GB code, cost parts, savings) are defined in docs/concepts.md.
+
+`advisor.analyse(fn, *args, **options) -> Report` runs it from Python; importing `advisor`
+stays cheap (torch loads when `analyse` is first used).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from advisor.workload import Workload
 
-__all__ = ["Workload", "__version__"]
+if TYPE_CHECKING:
+    from advisor.api import analyse
+
+__all__ = ["Workload", "__version__", "analyse"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "analyse":
+        from advisor.api import analyse
+
+        return analyse
+    raise AttributeError(f"module 'advisor' has no attribute {name!r}")

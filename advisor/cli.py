@@ -1,4 +1,4 @@
-"""Command line: `advisor run|show|compare|scenarios|sweep` (also `python -m advisor`)."""
+"""Command line: `advisor run|show|compare|check|scenarios|sweep` (also `python -m advisor`)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,52 @@ class _Parser(argparse.ArgumentParser):
         raise AdvisorError(f"{self.prog}: {message}")
 
 
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The target and measurement options shared by `run` and `check`."""
+    parser.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_param,
+        help="keyword argument for the factory (repeatable; VALUE read as JSON when it parses)",
+    )
+    parser.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
+    parser.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
+    parser.add_argument(
+        "--repeats",
+        type=_positive_int,
+        default=Settings.repeats,
+        help="interleaved timing rounds per mode",
+    )
+    parser.add_argument(
+        "--budget",
+        type=_positive_float,
+        default=Settings.budget_s,
+        help="seconds allowed for steady-state timing (fewer rounds if exceeded)",
+    )
+    parser.add_argument(
+        "--min-block-ms",
+        type=_positive_float,
+        default=Settings.min_block_s * 1e3,
+        help="each timed block of calls lasts at least this long",
+    )
+    parser.add_argument(
+        "--threads", type=_positive_int, default=None, help="torch intra-op threads while measuring"
+    )
+    parser.add_argument("--profile-calls", type=_positive_int, default=Settings.profile_calls)
+    parser.add_argument(
+        "--no-what-if", action="store_true", help="skip measuring config-knob counterfactuals"
+    )
+    parser.add_argument(
+        "--ignore-share",
+        type=_positive_float,
+        default=Settings.ignore_share,
+        help="breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="advisor",
@@ -65,54 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="measure and analyse a workload, write a report folder")
-    run.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
-    run.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        type=_param,
-        help="keyword argument for the factory (repeatable; VALUE read as JSON when it parses)",
-    )
-    run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
+    _add_run_options(run)
     run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
-    run.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
-    run.add_argument(
-        "--repeats",
-        type=_positive_int,
-        default=Settings.repeats,
-        help="interleaved timing rounds per mode",
-    )
-    run.add_argument(
-        "--budget",
-        type=_positive_float,
-        default=Settings.budget_s,
-        help="seconds allowed for steady-state timing (fewer rounds if exceeded)",
-    )
-    run.add_argument(
-        "--min-block-ms",
-        type=_positive_float,
-        default=Settings.min_block_s * 1e3,
-        help="each timed block of calls lasts at least this long",
-    )
-    run.add_argument(
-        "--threads", type=_positive_int, default=None, help="torch intra-op threads while measuring"
-    )
-    run.add_argument("--profile-calls", type=_positive_int, default=Settings.profile_calls)
-    run.add_argument(
-        "--no-what-if", action="store_true", help="skip measuring config-knob counterfactuals"
-    )
-    run.add_argument(
-        "--ignore-share",
-        type=_positive_float,
-        default=Settings.ignore_share,
-        help="breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
-    )
     run.add_argument("--quiet", action="store_true", help="no summary on stdout")
 
     show = sub.add_parser("show", help="re-render a saved report")
     show.add_argument("report", help="report.json or a report folder")
-    show.add_argument("--format", choices=("text", "md", "html", "json"), default="text")
+    show.add_argument("--format", choices=("text", "md", "html", "json", "trace"), default="text")
 
     compare = sub.add_parser("compare", help="before/after comparison of two reports")
     compare.add_argument("before")
@@ -120,6 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", type=Path, help="folder for compare.md/.json/.html")
 
     sub.add_parser("scenarios", help="list the built-in scenarios")
+
+    from advisor.check_cli import add_check_options
+
+    check = sub.add_parser("check", help="CI gate: fail when breaks cost more than a baseline")
+    _add_run_options(check)
+    add_check_options(check)
 
     from advisor.sweep.cli import add_sweep_parser
 
@@ -164,6 +175,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_compare(args)
     if args.command == "scenarios":
         return _cmd_scenarios()
+    if args.command == "check":
+        from advisor.check_cli import cmd_check
+
+        return cmd_check(args, _settings(args))
     if args.command == "sweep":
         from advisor.sweep.cli import cmd_sweep
 
@@ -171,14 +186,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     raise AdvisorError(f"unknown command {args.command}")
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    from advisor import pipeline, report_io
-    from advisor.render.console import render_text
-    from advisor.render.html import render_html
-    from advisor.render.json_report import render_json
-    from advisor.render.markdown import render_markdown
-
-    settings = Settings(
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings(
         warmup=args.warmup,
         repeats=args.repeats,
         budget_s=args.budget,
@@ -188,6 +197,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         what_if=not args.no_what_if,
         ignore_share=args.ignore_share,
     )
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from advisor import pipeline, report_io
+    from advisor.render.console import render_text
+
+    settings = _settings(args)
     if args.out is not None:
         report_io.check_writable(args.out)
 
@@ -202,16 +218,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             progress,
         )
     out_dir = args.out or report_io.default_run_dir(Path("reports"), report.workload.name)
-    files = {
-        "report.json": render_json(report),
-        "report.md": render_markdown(report),
-        "report.html": render_html(report),
-    }
-    report_io.write_files(out_dir, files)
+    report_io.save_report(report, out_dir)
     if not args.quiet:
         print(render_text(report))
     print(
-        f"advisor: report written to {out_dir}/ (report.json, report.md, report.html)",
+        f"advisor: report written to {out_dir}/ ({', '.join(report_io.REPORT_FILES)})",
         file=sys.stderr,
     )
     return 0
@@ -233,6 +244,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
         from advisor.render.html import render_html
 
         print(render_html(report))
+    elif args.format == "trace":
+        from advisor.render.trace import render_trace
+
+        print(render_trace(report))
     else:
         from advisor.render.console import render_text
 

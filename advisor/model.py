@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import pathlib
 import types
 import typing
 from dataclasses import dataclass, field
@@ -467,6 +469,19 @@ class Report:
 
     def entry(self, entry_id: str) -> BreakEntry | None:
         return next((b for b in self.breaks if b.id == entry_id), None)
+
+    def save(self, folder: str | os.PathLike[str]) -> pathlib.Path:
+        """Write report.json, report.md, report.html and trace.json into `folder` (created if
+        needed) and return it; raises `AdvisorError` rather than overwrite an existing file."""
+        from advisor import report_io  # the renderers load only when a report is written
+
+        return report_io.save_report(self, pathlib.Path(folder))
+
+    def _repr_html_(self) -> str:
+        """The HTML report, inline in Jupyter (in an iframe, so its styles stay its own)."""
+        from advisor.render.html import render_notebook_html
+
+        return render_notebook_html(self)
 
 
 # --- JSON round trip -------------------------------------------------------------------------

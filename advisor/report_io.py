@@ -10,7 +10,7 @@ from pathlib import Path
 from advisor.errors import AdvisorError
 from advisor.model import Report, report_from_json
 
-REPORT_FILES = ("report.json", "report.md", "report.html")
+REPORT_FILES = ("report.json", "report.md", "report.html", "trace.json")
 
 
 def default_run_dir(base: Path, name: str, now: float | None = None) -> Path:
@@ -71,3 +71,25 @@ def load_report(path: str | Path) -> Report:
         return report_from_json(text)
     except ValueError as exc:
         raise AdvisorError(f"{p}: {exc}") from None
+
+
+def render_files(report: Report) -> dict[str, str]:
+    """Every file of a report folder, rendered (the renderers load here, not at import)."""
+    from advisor.render.html import render_html
+    from advisor.render.json_report import render_json
+    from advisor.render.markdown import render_markdown
+    from advisor.render.trace import render_trace
+
+    files = {
+        "report.json": render_json(report),
+        "report.md": render_markdown(report),
+        "report.html": render_html(report),
+        "trace.json": render_trace(report),
+    }
+    return files
+
+
+def save_report(report: Report, out_dir: Path) -> Path:
+    """Write a report folder; an existing file there is an error, never overwritten."""
+    write_files(out_dir, render_files(report))
+    return out_dir

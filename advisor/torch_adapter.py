@@ -632,6 +632,31 @@ def dynamo_config_snapshot() -> dict[str, Any]:
     return dict(dynamo_config.get_config_copy())
 
 
+def _config_modules() -> dict[str, Any]:
+    import torch._dynamo.config as dynamo_config
+    import torch._inductor.config as inductor_config
+
+    return {"dynamo": dynamo_config, "inductor": inductor_config}
+
+
+def compile_config_state() -> dict[str, dict[str, Any]]:
+    """Every Dynamo and Inductor config value (deep copies), to restore after a run."""
+    return {name: dict(module.get_config_copy()) for name, module in _config_modules().items()}
+
+
+def restore_compile_config(state: dict[str, dict[str, Any]]) -> list[str]:
+    """Set back every config value that differs from `state`; returns the names it reset.
+    Only changed values are written, so untouched settings keep their defaults' provenance."""
+    restored = []
+    for name, module in _config_modules().items():
+        now = module.get_config_copy()
+        for key, value in state.get(name, {}).items():
+            if key in now and now[key] != value:
+                setattr(module, key, value)
+                restored.append(f"{name}.{key}")
+    return restored
+
+
 # --- Dynamo's text formats --------------------------------------------------------------------
 
 _GRAPH_SOURCE = "# File: "  # the source comments in a printed FX graph

@@ -104,7 +104,12 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
         "5",
     )
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json", "report.md"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "report.html",
+        "report.json",
+        "report.md",
+        "trace.json",
+    ]
     data = json.loads((out / "report.json").read_text())
     modes = {m["mode"]: m for m in data["modes"]}
     assert modes["eager"]["status"] == "ok"

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
+import pytest
+
+from advisor.model import Segment
 from advisor.render.console import render_text
 from advisor.render.html import render_html
 from advisor.render.markdown import render_markdown
@@ -64,8 +68,8 @@ def _break_fields_in(text: str) -> list[str]:
     return [label for label in FIELD_LABELS if f"{label}:" in text]
 
 
-FIELD_LABELS = ("source", "function", "also at", "explanation", "splits graphs", "per call", "cost parts",
-                "cost", "fix options", "verdict", "why", "evidence", "what if",
+FIELD_LABELS = ("source", "function", "also at", "explanation", "splits graphs", "per call",
+                "cost parts", "cost", "fix options", "verdict", "why", "evidence", "what if",
                 "registry page", "registry hint")  # fmt: skip
 
 
@@ -86,3 +90,28 @@ def test_markdown_and_html_show_the_same_break_fields() -> None:
 def test_paths_are_shortened_only_when_rendering() -> None:
     md = render_markdown(full_report())
     assert "/home/u/proj/" not in md and "demo.py:7" in md
+
+
+def test_timeline_legend_names_no_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The legend once read "eager gap after None": labels must not be built from a missing id.
+    from advisor.render import figures
+
+    shown: list[list[str]] = []
+
+    def capture_legend(fig: Any) -> bytes:
+        legend = fig.axes[0].get_legend()
+        shown.append([text.get_text() for text in legend.get_texts()])
+        return b""
+
+    monkeypatch.setattr(figures, "_png", capture_legend)
+    report = full_report()
+    call = report.attribution.calls[0]
+    unnamed = (Segment("gap", call.total_us, 3.0), Segment("compiled", call.total_us + 3.0, 1.0))
+    odd_call = dataclasses.replace(call, segments=call.segments + unnamed, total_us=54.0)
+    report = dataclasses.replace(
+        report, attribution=dataclasses.replace(report.attribution, calls=(odd_call,))
+    )
+    figures.timeline_figure(report)
+    (labels,) = shown
+    assert len(labels) == len(figures._SEGMENT_COLOURS)
+    assert not [label for label in labels if "None" in label]

@@ -4,6 +4,7 @@ with the figures embedded as base64 PNG."""
 from __future__ import annotations
 
 import base64
+import html
 
 from advisor.model import Report
 from advisor.render import figures
@@ -29,4 +30,17 @@ def render_html(report: Report) -> str:
             "breaks": _b64(figures.break_cost_figure(report)),
             "timeline": _b64(figures.timeline_figure(report)),
         },
+    )
+
+
+NOTEBOOK_HEIGHT_PX = 720
+
+
+def render_notebook_html(report: Report) -> str:
+    """The report for a notebook cell: the same page in an iframe, whose styles (`body`,
+    `table`) would otherwise restyle the notebook around it."""
+    page = html.escape(render_html(report), quote=True)
+    return (
+        f'<iframe srcdoc="{page}" title="advisor report: {html.escape(report.workload.name)}" '
+        f'style="width:100%;height:{NOTEBOOK_HEIGHT_PX}px;border:1px solid #ddd"></iframe>'
     )

@@ -1,0 +1,186 @@
+"""The Python API: `advisor.analyse(fn_or_module, *args, **options) -> Report`.
+
+The same pipeline as `advisor run` (`advisor.pipeline.analyse`), for notebooks and scripts: it
+writes no files (`report.save(folder)` does, when asked) and leaves the process as it found it,
+except for Dynamo's compiled code, which it resets (see `analyse`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.model import Report, Settings
+from advisor.workload import (
+    Workload,
+    _moved_to,  # the same move as for a device-agnostic factory
+)
+
+Progress = Callable[[str], None]
+
+_SETTINGS = {f.name for f in dataclasses.fields(Settings)}
+
+
+def analyse(
+    fn_or_module: Callable[..., Any],
+    *args: Any,
+    device: str = "auto",
+    kwargs: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    progress: bool | Progress = True,
+    **options: Any,
+) -> Report:
+    """Benchmark `fn_or_module(*args, **kwargs)` in eager, default `torch.compile` and
+    `fullgraph=True`, find and cost its graph breaks, and return the `Report`.
+
+    `device="auto"` measures where the inputs are (the first tensor among the args, kwargs and
+    the module's parameters; CUDA when available if there is none); another device moves the
+    inputs there, and the module too (`nn.Module.to` moves it in place). `options` are the
+    fields of `advisor.model.Settings`: warmup, repeats, budget_s, min_block_s, threads,
+    profile_calls, what_if, ignore_share. `progress=True` prints what it is doing on stderr;
+    pass False for silence or a callable to receive the messages.
+
+    Nothing is written to disk. Dynamo and Inductor config, logging levels and handlers, Python
+    warning filters, torch's thread count, grad mode and random state are restored afterwards.
+    Dynamo's caches are reset (`torch._dynamo.reset()`) before each compiled mode and again at
+    the end, so other functions compiled in this process compile again on their next call.
+    Bad input raises `advisor.errors.AdvisorError` (or TypeError for an unknown option).
+    """
+    from advisor import harness, pipeline, torch_adapter
+    from advisor.quiet import muted_dynamo_warnings
+
+    settings = _settings(options)
+    started = time.perf_counter()
+    with restored_globals():
+        resolved = harness.resolve_device(_device(device, fn_or_module, args, kwargs or {}))
+        workload = _workload(fn_or_module, args, kwargs or {}, name)
+        if device != "auto":
+            workload = _moved_to(workload, resolved)
+        run_options = pipeline.RunOptions(_target(fn_or_module), device, settings)
+        try:
+            with muted_dynamo_warnings():
+                return pipeline.analyse(
+                    workload, run_options, resolved, _progress(progress), started
+                )
+        finally:
+            torch_adapter.reset_dynamo()
+
+
+def _settings(options: Mapping[str, Any]) -> Settings:
+    unknown = sorted(set(options) - _SETTINGS)
+    if unknown:
+        raise TypeError(
+            f"analyse() got unknown option(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(_SETTINGS))}"
+        )
+    return Settings(**options)
+
+
+def _progress(progress: bool | Progress) -> Progress:
+    if callable(progress):
+        return progress
+    if progress:
+        return lambda message: print(f"advisor: {message}", file=sys.stderr, flush=True)
+    return lambda _message: None
+
+
+def _target(fn: Callable[..., Any]) -> str:
+    """How the report names what was measured (the API has no target string)."""
+    import torch
+
+    named = type(fn) if isinstance(fn, torch.nn.Module) else fn
+    module = getattr(named, "__module__", None) or "?"
+    qualname = getattr(named, "__qualname__", None) or type(named).__name__
+    return f"{module}.{qualname} (Python API)"
+
+
+def _workload(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any], name: str | None
+) -> Workload:
+    if not callable(fn):
+        raise AdvisorError(f"analyse() needs a function or nn.Module, got {type(fn).__name__}")
+    label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    return Workload(fn, tuple(args), dict(kwargs), label)
+
+
+def _device(
+    requested: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> str:
+    """An explicit device as given; 'auto': where the inputs are, else the CLI's choice."""
+    if requested != "auto":
+        return requested
+    import torch
+
+    tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+    if isinstance(fn, torch.nn.Module):
+        tensors += list(fn.parameters()) + list(fn.buffers())
+    if not tensors:
+        return "auto"
+    where = tensors[0].device
+    return str(where) if where.type == "cuda" else "cpu"
+
+
+# --- leaving the process as it was ------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def restored_globals() -> Iterator[None]:
+    """Put back what a run changes in the process: compile config, logging, warning filters,
+    threads, grad mode and random state."""
+    from advisor import torch_adapter
+
+    config = torch_adapter.compile_config_state()
+    loggers = _logging_state()
+    try:
+        with warnings.catch_warnings(), _torch_state():
+            yield
+    finally:
+        _restore_logging(loggers)
+        torch_adapter.restore_compile_config(config)
+
+
+LoggerState = tuple[logging.Logger, int, list[logging.Handler], bool, bool]
+
+
+def _logging_state() -> list[LoggerState]:
+    """Level, handlers, propagate and disabled of the root logger and every logger that exists
+    now (loggers created during the run, e.g. by a first `import torch`, keep their setup)."""
+    loggers = [logging.getLogger()] + [
+        lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger)
+    ]
+    return [(lg, lg.level, list(lg.handlers), lg.propagate, lg.disabled) for lg in loggers]
+
+
+def _restore_logging(state: list[LoggerState]) -> None:
+    for logger, level, handlers, propagate, disabled in state:
+        logger.setLevel(level)
+        for handler in [h for h in logger.handlers if h not in handlers]:
+            logger.removeHandler(handler)
+        for handler in [h for h in handlers if h not in logger.handlers]:
+            logger.addHandler(handler)
+        logger.propagate, logger.disabled = propagate, disabled
+
+
+@contextlib.contextmanager
+def _torch_state() -> Iterator[None]:
+    import torch
+
+    threads = torch.get_num_threads()
+    grad = torch.is_grad_enabled()
+    cpu_rng = torch.random.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.set_grad_enabled(grad)
+        torch.random.set_rng_state(cpu_rng)
+        if cuda_rng is not None:
+            torch.cuda.set_rng_state_all(cuda_rng)

@@ -1,0 +1,179 @@
+"""`advisor check TARGET --baseline FILE`: measure, compare with the baseline, exit 0/1/2.
+
+Exit 0: nothing got worse (or the baseline was written with --update-baseline); 1: one line
+per finding on stdout; 2: bad input (no baseline, a baseline for another target, bad options).
+The comparison itself is `advisor.check` (torch-free).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from advisor.check import (
+    Baseline,
+    CheckResult,
+    Thresholds,
+    baseline_from_json,
+    baseline_from_report,
+    baseline_to_json,
+    check,
+    format_github,
+    format_text,
+)
+from advisor.errors import AdvisorError
+from advisor.model import Report, Settings
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a share in [0, 1), e.g. 0.02 (got {text})")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more (got {text})")
+    return value
+
+
+def add_check_options(parser: argparse.ArgumentParser) -> None:
+    defaults = Thresholds()
+    parser.add_argument(
+        "--baseline", type=Path, required=True, help="baseline JSON (commit it with the code)"
+    )
+    parser.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write the baseline from this run (replacing the file) instead of checking",
+    )
+    parser.add_argument(
+        "--max-new-share",
+        type=_share,
+        default=defaults.max_new_share,
+        help="a new break, or a known break's growth, may cost at most this share of the step "
+        "(default 0.02 = 2%%)",
+    )
+    parser.add_argument(
+        "--max-slowdown",
+        type=_non_negative,
+        default=defaults.max_slowdown,
+        help="the default mode may be at most this much slower, beyond noise (default 0.10)",
+    )
+    parser.add_argument("--format", choices=("text", "github"), default="text")
+    parser.add_argument("--out", type=Path, help="also write this run's report folder here")
+
+
+def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
+    from advisor import report_io
+
+    root = os.getcwd()
+    baseline = None if args.update_baseline else load_baseline(args.baseline)
+    if baseline is not None:
+        _same_workload(baseline, args)
+    if args.out is not None:
+        report_io.check_writable(args.out)
+    report = _measure(args, settings)
+    if args.out is not None:
+        report_io.save_report(report, args.out)
+    if baseline is None:
+        fresh = baseline_from_report(report, root)
+        write_baseline(args.baseline, fresh)
+        print(
+            f"advisor: baseline written to {args.baseline} ({len(fresh.breaks)} break(s), "
+            f"default mode {fresh.default.status})",
+            file=sys.stderr,
+        )
+        return 0
+    if report.workload.device != baseline.device:
+        raise AdvisorError(
+            f"{args.baseline} was recorded on {baseline.device}, this run is on "
+            f"{report.workload.device}: pass --device {baseline.device} or update the baseline"
+        )
+    thresholds = Thresholds(args.max_new_share, args.max_slowdown)
+    result = check(baseline, report, thresholds, root)
+    _print(result, args.format)
+    return 1 if result.worse else 0
+
+
+def load_baseline(path: Path) -> Baseline:
+    if not path.is_file():
+        raise AdvisorError(
+            f"baseline not found: {path} (create it with --update-baseline and commit it)"
+        )
+    try:
+        return baseline_from_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AdvisorError(f"cannot read {path}: {exc}") from None
+    except ValueError as exc:
+        raise AdvisorError(f"{path}: {exc}") from None
+
+
+def write_baseline(path: Path, baseline: Baseline) -> None:
+    """Replace the baseline atomically (asked for with --update-baseline): a reader never sees
+    half a file, and a failed write leaves the old one."""
+    if path.is_dir():
+        raise AdvisorError(f"--baseline {path} is a folder; give a file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(baseline_to_json(baseline))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _same_workload(baseline: Baseline, args: argparse.Namespace) -> None:
+    params = tuple((k, json.dumps(v, default=str)) for k, v in args.param)
+    if baseline.target != args.target or tuple(baseline.params) != params:
+        shown = " ".join(f"{k}={v}" for k, v in baseline.params)
+        raise AdvisorError(
+            f"{args.baseline} was recorded for target '{baseline.target}'"
+            + (f" with {shown}" if shown else "")
+            + f", not '{args.target}': check that target or update the baseline"
+        )
+
+
+def _measure(args: argparse.Namespace, settings: Settings) -> Report:
+    from advisor import pipeline
+    from advisor.quiet import muted_dynamo_warnings
+
+    def progress(message: str) -> None:
+        print(f"advisor: {message}", file=sys.stderr, flush=True)
+
+    with muted_dynamo_warnings():
+        return pipeline.run(
+            pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param)),
+            progress,
+        )
+
+
+def _print(result: CheckResult, fmt: str) -> None:
+    if fmt == "github":
+        for line in format_github(result):
+            print(line)
+    else:
+        for line in format_text(result):
+            print(line)
+        for note in result.notes:
+            print(f"advisor: note: {note}", file=sys.stderr)
+    verdict = (
+        f"{len(result.findings)} finding(s): worse than the baseline"
+        if result.worse
+        else "nothing got worse than the baseline"
+    )
+    print(f"advisor check: {verdict}", file=sys.stderr)

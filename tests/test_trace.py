@@ -1,0 +1,118 @@
+"""trace.json (Chrome trace events for Perfetto) from recorded artifacts: every slice is well
+formed, segments nest inside their call and tile it, and gaps name the break behind them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+from advisor.attribute import attribute
+from advisor.model import Attribution, Environment, ModeResult, Report, Settings, WorkloadInfo
+from advisor.render.trace import render_trace
+from tests.cases.breaks import CASES
+from tests.support.reports import full_report
+from tests.test_attribute import load
+
+SLICE_KEYS = {"name", "ph", "ts", "dur", "pid", "tid"}
+TOLERANCE_US = 0.01
+
+
+def recorded_report(name: str) -> Report:
+    capture, trace = load(name)
+    result = attribute(trace, capture)
+    return Report(
+        workload=WorkloadInfo(name, f"tests/cases/breaks.py:{name}", "cpu"),
+        environment=Environment("2.13.0", "3.11", "cpu"),
+        settings=Settings(),
+        modes=(ModeResult("default", "ok"),),
+        graphs=capture.graphs,
+        sites=capture.sites,
+        attribution=result.attribution,
+    )
+
+
+def slices(text: str) -> list[dict[str, Any]]:
+    data = json.loads(text)
+    assert set(data) >= {"traceEvents"}
+    return [e for e in data["traceEvents"] if e["ph"] != "M"]
+
+
+def calls_and_children(events: list[dict[str, Any]]) -> list[tuple[dict, list[dict]]]:
+    """Each call slice with the segment slices that start inside it (by time, not file order)."""
+    calls = [e for e in events if e["name"].startswith("call ")]
+    segments = [e for e in events if not e["name"].startswith("call ")]
+    out = []
+    for call in calls:
+        end = call["ts"] + call["dur"]
+        inside = [s for s in segments if call["ts"] <= s["ts"] < end]
+        out.append((call, sorted(inside, key=lambda s: s["ts"])))
+    return out
+
+
+@pytest.mark.parametrize("name", ["module", "loop", "double", "helper_thrice"])
+def test_trace_structure(name: str) -> None:
+    report = recorded_report(name)
+    events = slices(render_trace(report))
+    assert all(SLICE_KEYS <= set(e) and e["ph"] == "X" and e["dur"] >= 0 for e in events)
+    grouped = calls_and_children(events)
+    assert len(grouped) == len(report.attribution.calls) == 3
+    n_segments = sum(len(c.segments) for c in report.attribution.calls)
+    assert sum(len(children) for _call, children in grouped) == n_segments
+    previous_end = 0.0
+    for call, children in grouped:
+        assert call["ts"] >= previous_end - TOLERANCE_US  # calls do not overlap
+        previous_end = call["ts"] + call["dur"]
+        for child in children:  # nested: inside the call on the same track
+            assert (child["pid"], child["tid"]) == (call["pid"], call["tid"])
+            assert child["ts"] + child["dur"] <= previous_end + TOLERANCE_US
+        assert sum(c["dur"] for c in children) == pytest.approx(call["dur"], abs=TOLERANCE_US)
+
+
+@pytest.mark.parametrize("name", ["module", "loop", "print"])
+def test_gaps_carry_their_break(name: str) -> None:
+    report = recorded_report(name)
+    events = slices(render_trace(report))
+    expected = {(code, line) for code, line in CASES[name].expected()}
+    named = [e for e in events if "gb_code" in e.get("args", {})]
+    assert named, "no slice names a break"
+    for event in named:
+        args = event["args"]
+        code, line = args["gb_code"], int(args["where"].rsplit(":", 1)[1])
+        assert (code, line) in expected
+        assert args["where"].startswith("breaks.py:")  # shortened like the report
+        assert args["source"] and "BREAK:" in args["source"]  # the marked source line
+    kinds = {e["args"]["kind"] for e in named}
+    assert kinds == ({"eager"} if CASES[name].frame_skipped else {"gap"})
+
+
+def test_segment_names_and_compile_ids() -> None:
+    events = slices(render_trace(recorded_report("module")))
+    names = {e["name"] for e in events}
+    assert "guard lookup" in names
+    compiled = [e for e in events if e["args"].get("kind") == "compiled"]
+    assert compiled and all(e["name"] == f"compiled region {e['args']['compile_id']}"
+                            for e in compiled)  # fmt: skip
+    gaps = [e for e in events if e["args"].get("kind") == "gap"]
+    assert all(e["name"].startswith(f"eager gap after {e['args']['compile_id']}") for e in gaps)
+    assert not any("None" in name for name in names)
+
+
+def test_hand_made_report_times() -> None:
+    # full_report's one call: entry 0-2, compiled 0/0 2-42, gap 42-50 (B1 = print at demo.py:7)
+    events = slices(render_trace(full_report()))
+    by_name = {e["name"]: e for e in events}
+    assert (by_name["call 0"]["ts"], by_name["call 0"]["dur"]) == (0.0, 50.0)
+    gap = by_name["eager gap after 0/0 (B1)"]
+    assert (gap["ts"], gap["dur"]) == (42.0, 8.0)
+    assert (
+        gap["args"] | {"gb_code": "GB0059", "where": "demo.py:7", "source": "print(x)"}
+        == (gap["args"])
+    )
+
+
+def test_report_without_profile_has_no_slices() -> None:
+    report = dataclasses.replace(full_report(), attribution=Attribution())
+    assert slices(render_trace(report)) == []
