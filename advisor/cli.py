@@ -154,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("advisor: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`advisor show ... | head`): not an error
+        _silence_stdout()
+        return 0
     except Exception as exc:  # an advisor bug: still one line unless --debug
         if debug:
             traceback.print_exc()
@@ -164,6 +167,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull so the interpreter's final flush does not fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _dispatch(args: argparse.Namespace) -> int:
