@@ -19,7 +19,7 @@ from advisor.model import (
     WhatIf,
 )
 from advisor.taxonomy import category_for, knob_for
-from tests.test_attribute import ev, probe_call
+from tests.test_attribute import ev, probe_call, synthetic_call
 
 STEP_SAMPLES = 20
 
@@ -56,21 +56,7 @@ def site(
 # a 10 µs graph, return path); entry 0-10, exit 90-100. With no per-event cost and no unprofiled
 # reference every profiled µs stands.
 def break_call() -> TraceEvent:
-    return ev(
-        "advisor::call",
-        0,
-        100,
-        ev("TorchDynamo Cache Lookup", 10, 5),
-        ev(
-            "Torch-Compiled Region: 0/0",
-            15,
-            75,
-            ev("## Call CompiledFxGraph k ##", 20, 10),
-            ev("aten::is_nonzero", 32, 3),
-            ev("TorchDynamo Cache Lookup", 40, 4),
-            ev("Torch-Compiled Region: 1/0", 44, 30, ev("## Call CompiledFxGraph j ##", 50, 10)),
-        ),
-    )
+    return synthetic_call(graph_op=False)
 
 
 def break_capture(the_site: BreakSite | None = None) -> Capture:

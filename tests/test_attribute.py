@@ -196,8 +196,9 @@ def synthetic_capture() -> Capture:
     )
 
 
-def synthetic_call(*gap_ops: TraceEvent) -> TraceEvent:
-    """Region 0/0 ends in break B1; its gap (30-40) runs `gap_ops` (default: an is_nonzero)."""
+def synthetic_call(*gap_ops: TraceEvent, graph_op: bool = True) -> TraceEvent:
+    """Region 0/0 ends in break B1; its gap (30-40) runs `gap_ops` (default: an is_nonzero);
+    its graph call (20-30) runs an aten::sin (21-23) unless `graph_op` is False."""
     return ev(
         "advisor::call",
         0,
@@ -207,7 +208,7 @@ def synthetic_call(*gap_ops: TraceEvent) -> TraceEvent:
             "Torch-Compiled Region: 0/0",
             15,
             75,
-            ev("## Call CompiledFxGraph k ##", 20, 10, ev("aten::sin", 21, 2)),
+            ev("## Call CompiledFxGraph k ##", 20, 10, *([ev("aten::sin", 21, 2)] * graph_op)),
             *(gap_ops or (ev("aten::is_nonzero", 32, 3),)),
             ev("TorchDynamo Cache Lookup", 40, 4),
             ev("Torch-Compiled Region: 1/0", 44, 30, ev("## Call CompiledFxGraph j ##", 50, 10)),

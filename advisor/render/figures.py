@@ -33,7 +33,8 @@ _LEGEND = {
 }
 
 
-def _png(fig: plt.Figure) -> bytes:
+def png(fig: plt.Figure) -> bytes:
+    """A figure as PNG bytes; the figure is closed."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -53,7 +54,7 @@ def latency_figure(report: Report) -> bytes | None:
     ax.set_xlabel("ms per call (each point: mean over one timed block)")
     ax.set_title("Steady-state latency by mode")
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png(fig)
 
 
 _PART_COLOURS = (
@@ -97,7 +98,7 @@ def break_cost_figure(report: Report) -> bytes | None:
     ax.set_title("Graph breaks: what each one costs, by part")
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png(fig)
 
 
 def timeline_figure(report: Report) -> bytes | None:
@@ -129,4 +130,4 @@ def timeline_figure(report: Report) -> bytes | None:
     ax.set_yticks([])
     ax.set_xlabel("µs from the start of the call (the median profiled call, attributed times)")
     ax.set_title(f"One call, segment by segment ({call.total_us:.0f} µs)")
-    return _png(fig)
+    return png(fig)

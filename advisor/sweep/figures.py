@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import io
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
+from advisor.render.figures import png
 from advisor.sweep.aggregate import Zoo
 
 TOP_CAUSES = 15
-
-
-def _png(fig: plt.Figure) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buffer.getvalue()
 
 
 def speedup_figure(zoo: Zoo) -> bytes | None:
@@ -47,7 +39,7 @@ def speedup_figure(zoo: Zoo) -> bytes | None:
         f"Speedup distribution ({len(series['compile (default)'])} models with a default median)"
     )
     ax.legend(fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def root_cause_figure(zoo: Zoo, top: int = TOP_CAUSES) -> bytes | None:
@@ -65,4 +57,4 @@ def root_cause_figure(zoo: Zoo, top: int = TOP_CAUSES) -> bytes | None:
     ax.set_xlabel("% of the step, summed over the models it appears in")
     ax.set_title(f"Cost by root cause (top {len(causes)})")
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png(fig)
