@@ -74,7 +74,7 @@ def advise(
     default = modes["default"]
     step = step_of(default, ignore_share)
     roots = root_causes(capture, att.sites)
-    entries = estimate_entries(roots, att, step)
+    entries = estimate_entries(roots, att)
     entries = [decide(e, step, what_ifs) for e in entries]
     entries = _share_knob_savings(entries, what_ifs, step)
     ranked = tuple(sorted(entries, key=lambda e: (-e.cost_ms, e.id)))
@@ -93,9 +93,7 @@ def advise(
 # --- estimates --------------------------------------------------------------------------------
 
 
-def estimate_entries(
-    roots: list[RootCause], att: AttributionResult, step: Step
-) -> list[BreakEntry]:
+def estimate_entries(roots: list[RootCause], att: AttributionResult) -> list[BreakEntry]:
     p = cost.prices(att)
     terms = cost.cap_to_profile([cost.terms_for(r, att, p) for r in roots], att)
     out = []
