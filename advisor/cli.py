@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from advisor.errors import AdvisorError, first_line
 from advisor.model import Settings
@@ -49,6 +53,9 @@ def _param(text: str) -> tuple[str, object]:
     except json.JSONDecodeError:
         value = raw
     return key, value
+
+
+_REDACT_HELP = "remove source text and absolute paths from every output"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,10 +116,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
     )
     run.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    run.add_argument(
+        "--isolate",
+        action="store_true",
+        help="measure each mode and what-if in its own process (a hang or crash costs one mode)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="with --isolate: seconds each process may take before it is killed",
+    )
+    run.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
     show = sub.add_parser("show", help="re-render a saved report")
     show.add_argument("report", help="report.json or a report folder")
     show.add_argument("--format", choices=("text", "md", "html", "json"), default="text")
+    show.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
     compare = sub.add_parser("compare", help="before/after comparison of two reports")
     compare.add_argument("before")
@@ -171,13 +192,54 @@ def _dispatch(args: argparse.Namespace) -> int:
     raise AdvisorError(f"unknown command {args.command}")
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    from advisor import pipeline, report_io
-    from advisor.render.console import render_text
-    from advisor.render.html import render_html
-    from advisor.render.json_report import render_json
-    from advisor.render.markdown import render_markdown
+RUN_DIR = Path("reports")  # where `advisor run` makes a report folder without --out
 
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from advisor import pipeline
+
+    options = _checked_run_options(args)
+
+    def progress(message: str) -> None:
+        print(f"advisor: {message}", file=sys.stderr, flush=True)
+
+    from advisor.quiet import muted_dynamo_warnings
+
+    interrupted = False
+    try:
+        with muted_dynamo_warnings():
+            report = pipeline.run(options, progress)
+    except pipeline.RunInterrupted as stop:  # Ctrl-C: keep what was measured
+        report, interrupted = stop.report, True
+    if args.redact:
+        from advisor.redact import redact
+
+        report = redact(report)
+    out_dir = _write_run_report(args, report)
+    if interrupted:
+        print(f"advisor: interrupted; partial report written to {out_dir}/", file=sys.stderr)
+        return 130
+    if not args.quiet:
+        from advisor.render.console import render_text
+
+        print(render_text(report))
+    print(
+        f"advisor: report written to {out_dir}/ (report.json, report.md, report.html)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _checked_run_options(args: argparse.Namespace) -> Any:
+    """Every check that can fail before measuring, each a one-line error (exit 2) in seconds:
+    the options, the output folder, the device, the target."""
+    from advisor import harness, pipeline, report_io
+    from advisor.workload import find_factory
+
+    if args.timeout is not None and not args.isolate:
+        raise AdvisorError(
+            "--timeout needs --isolate (a mode running in this process cannot be stopped)"
+        )
     settings = Settings(
         warmup=args.warmup,
         repeats=args.repeats,
@@ -187,40 +249,54 @@ def _cmd_run(args: argparse.Namespace) -> int:
         profile_calls=args.profile_calls,
         what_if=not args.no_what_if,
         ignore_share=args.ignore_share,
+        isolate=args.isolate,
+        timeout_s=args.timeout,
     )
-    if args.out is not None:
-        report_io.check_writable(args.out)
+    report_io.check_writable(args.out if args.out is not None else RUN_DIR)
+    harness.resolve_device(args.device)
+    find_factory(args.target)
+    return pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param))
 
-    def progress(message: str) -> None:
-        print(f"advisor: {message}", file=sys.stderr, flush=True)
 
-    from advisor.quiet import muted_dynamo_warnings
+def _write_run_report(args: argparse.Namespace, report: Any) -> Path:
+    """report.json, .md and .html, each written whole; a second Ctrl-C cannot cut them off."""
+    from advisor import report_io
+    from advisor.render.html import render_html
+    from advisor.render.json_report import render_json
+    from advisor.render.markdown import render_markdown
 
-    with muted_dynamo_warnings():
-        report = pipeline.run(
-            pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param)),
-            progress,
-        )
-    out_dir = args.out or report_io.default_run_dir(Path("reports"), report.workload.name)
+    out_dir = args.out or report_io.default_run_dir(RUN_DIR, report.workload.name)
     files = {
         "report.json": render_json(report),
         "report.md": render_markdown(report),
         "report.html": render_html(report),
     }
-    report_io.write_files(out_dir, files)
-    if not args.quiet:
-        print(render_text(report))
-    print(
-        f"advisor: report written to {out_dir}/ (report.json, report.md, report.html)",
-        file=sys.stderr,
-    )
-    return 0
+    with _interrupts_held():
+        report_io.write_files(out_dir, files)
+    return out_dir
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ignore Ctrl-C for the duration (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
     from advisor import report_io
 
     report = report_io.load_report(args.report)
+    if args.redact:
+        from advisor.redact import redact
+
+        report = redact(report)
     if args.format == "json":
         from advisor.render.json_report import render_json
 

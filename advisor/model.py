@@ -67,6 +67,8 @@ class Settings:
     profile_calls: int = 20
     what_if: bool = True
     ignore_share: float = 0.01  # entries whose saving is below this share of the step: "ignore"
+    isolate: bool = False  # each mode and what-if measured in a process of its own
+    timeout_s: float | None = None  # isolated: per process, then it is killed (None: no limit)
 
 
 # --- harness ----------------------------------------------------------------------------------
@@ -454,6 +456,7 @@ class Report:
     recompiles: tuple[RecompileAdvice, ...] = ()
     warnings: tuple[str, ...] = ()
     incomplete: bool = False  # interrupted: only the modes measured so far
+    redacted: bool = False  # source text and absolute paths removed (`advisor.redact`)
     created_at: str = ""
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION

@@ -72,12 +72,7 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
     workloads (e.g. `build(device, model="mixtral")`).
     """
     params = dict(params or {})
-    module, factory_name, label = _resolve_factory_module(target)
-    factory = getattr(module, factory_name, None)
-    if factory is None:
-        raise AdvisorError(f"{label} has no factory named '{factory_name}'")
-    if not callable(factory):
-        raise AdvisorError(f"{label}:{factory_name} is not callable")
+    module, factory, factory_name, label = find_factory(target)
     takes_device = _accepts_one_argument(factory)
     try:
         produced = factory(device, **params) if takes_device else factory(**params)
@@ -96,6 +91,18 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
     workload = coerce_workload(produced, default_name, f"{label}:{factory_name}")
     return workload if takes_device else _moved_to(workload, device)
+
+
+def find_factory(target: str) -> tuple[ModuleType, Callable[..., Any], str, str]:
+    """The module, factory, factory name and label a target names, without calling the
+    factory; a missing file, a syntax error or a missing factory is an AdvisorError."""
+    module, factory_name, label = _resolve_factory_module(target)
+    factory = getattr(module, factory_name, None)
+    if factory is None:
+        raise AdvisorError(f"{label} has no factory named '{factory_name}'")
+    if not callable(factory):
+        raise AdvisorError(f"{label}:{factory_name} is not callable")
+    return module, factory, factory_name, label
 
 
 def _factory_failed(

@@ -1,22 +1,84 @@
 """The jinja2 environment the Markdown and HTML reports are rendered with.
 
-HTML templates autoescape every value (user and torch text included); Markdown values go
-through the `md` filter, which keeps table pipes and raw HTML from breaking the page.
+HTML templates autoescape every value (user and torch text included). Markdown has no
+autoescape, so every value goes through a filter: `md` for prose (no raw HTML, no links, no
+line breaks; `code spans` kept, their text shown as is), `md_code` for a value shown as code,
+`md_cell` for table cells (column separators escaped too).
 """
 
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterator
 
 import jinja2
 
+_BACKTICKS = re.compile(r"`+")
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+_PLAIN = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("[", "\\["))
 
-def md_escape(value: object) -> str:
-    """Text safe inside Markdown prose and table cells: no raw HTML, no column breaks."""
-    text = str(value)
-    for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("\n", " ")):
+
+def _one_line(value: object) -> str:
+    return _LINE_BREAKS.sub(" ", str(value))
+
+
+def code_spans(text: str) -> Iterator[tuple[str, bool]]:
+    """Split text into (chunk, is_code_span) as CommonMark does: a run of n backticks opens a
+    span closed by the next run of exactly n. A run after a backslash is treated as no opener
+    (CommonMark may still open one there; its text is then escaped twice, never raw)."""
+    pos = plain_start = 0
+    while (opener := _BACKTICKS.search(text, pos)) is not None:
+        start, end = opener.span()
+        size = end - start
+        closer = next(
+            (c for c in _BACKTICKS.finditer(text, end) if c.end() - c.start() == size), None
+        )
+        if closer is None or (start > 0 and text[start - 1] == "\\"):
+            pos = end
+            continue
+        yield text[plain_start:start], False
+        yield text[start : closer.end()], True
+        pos = plain_start = closer.end()
+    yield text[plain_start:], False
+
+
+def _escape_plain(text: str) -> str:
+    for raw, safe in _PLAIN:
         text = text.replace(raw, safe)
     return text
+
+
+def md_escape(value: object) -> str:
+    """Markdown prose: no raw HTML, links or line breaks; code spans kept as they are."""
+    return "".join(
+        chunk if is_code else _escape_plain(chunk)
+        for chunk, is_code in code_spans(_one_line(value))
+    )
+
+
+def md_cell(value: object) -> str:
+    """A table cell: as `md_escape`, with `|` escaped inside code spans too (GitHub tables
+    split cells on it even there, and drop the backslash)."""
+    return "".join(
+        chunk.replace("|", "\\|") if is_code else _escape_plain(chunk)
+        for chunk, is_code in code_spans(_one_line(value))
+    )
+
+
+def md_code(value: object) -> str:
+    """A value as one code span: fenced with more backticks than it holds, so nothing in it
+    can end the span early."""
+    text = _one_line(value)
+    longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_block(value: object) -> str:
+    """Several lines of prose (a recipe): each line escaped as `md_escape`."""
+    return "\n".join(md_escape(line) for line in _LINE_BREAKS.split(str(value)))
 
 
 @functools.cache
@@ -30,4 +92,6 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_escape
+    env.filters["md_code"] = md_code
+    env.filters["md_block"] = md_block
     return env
