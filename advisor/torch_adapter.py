@@ -632,6 +632,13 @@ def dynamo_config_snapshot() -> dict[str, Any]:
     return dict(dynamo_config.get_config_copy())
 
 
+def profiler_active() -> bool:
+    """Whether a torch (autograd) profiler is recording in this process."""
+    import torch
+
+    return bool(torch.autograd._profiler_enabled())
+
+
 # --- Dynamo's text formats --------------------------------------------------------------------
 
 _GRAPH_SOURCE = "# File: "  # the source comments in a printed FX graph
