@@ -170,3 +170,90 @@ def test_tasks_and_results_survive_the_trip_through_json() -> None:
     assert isolate.task_from_json(isolate.task_to_json(task)) == task
     result = TaskResult("w", ModeResult("eager", "ok", 0.1), warnings=("x",))
     assert isolate.result_from_json(isolate.result_to_json(result)) == result
+
+
+# --- the real worker ---------------------------------------------------------------------------
+
+
+def measured_in_worker(task: Task) -> TaskResult:
+    """The worker's measurement, through the JSON the parent would read."""
+    from advisor import torch_adapter
+    from advisor.isolated_worker import measure_task
+
+    try:
+        return isolate.result_from_json(isolate.result_to_json(measure_task(task)))
+    finally:
+        torch_adapter.reset_dynamo()
+
+
+@pytest.mark.inductor
+def test_the_worker_measures_each_task_and_the_parent_judges_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from advisor.pipeline import Measurements, judge
+    from advisor.workload import Workload
+
+    monkeypatch.chdir(ROOT)
+    settings = Settings(repeats=3, budget_s=5.0, min_block_s=0.005, profile_calls=3)
+    tiny = "tests/targets/tiny.py:factory"
+    eager = measured_in_worker(Task("eager", tiny, "{}", "cpu", settings))
+    default = measured_in_worker(Task("default", tiny, "{}", "cpu", settings))
+    assert default.capture is not None and default.trace is not None and default.mode is not None
+    (site,) = default.capture.sites
+    knob = knob_for(site)
+    assert knob is not None
+    sites = default.capture.sites
+    what_if = measured_in_worker(Task("what_if", tiny, "{}", "cpu", settings, knob, sites, sites))
+
+    assert eager.mode is not None and what_if.what_if is not None
+    measured = Measurements(
+        [eager.mode, default.mode], default.capture, default.trace, [what_if.what_if]
+    )
+    report = judge(Workload(print, name=eager.name), RunOptions(tiny), "cpu", measured, 0.0)
+    assert (site.gb_code, site.where.line) == ("GB0059", 8)
+    assert [m.mode for m in report.modes] == ["eager", "default"]
+    assert [b.site.gb_code for b in report.breaks] == ["GB0059"]
+    assert report.what_ifs[0].status == "measured" and report.what_ifs[0].removed == (site.id,)
+    assert report.attribution.calls
+
+
+@pytest.mark.inductor
+def test_isolated_run_reports_a_segfault_in_the_default_mode(tmp_path: Path) -> None:
+    import subprocess
+
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "run",
+            "tests/targets/unruly.py:crashes_when_compiled",
+            "--isolate",
+            "--timeout",
+            "300",
+            "--out",
+            str(out),
+            "--repeats",
+            "3",
+            "--budget",
+            "5",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "report.json").read_text())
+    modes = {m["mode"]: m for m in data["modes"]}
+    assert modes["eager"]["status"] == "ok" and modes["eager"]["latency"]["n"] == 3
+    assert modes["fullgraph"]["status"] == "failed"
+    assert modes["fullgraph"]["error"]["type"] != "Crash"  # fullgraph=True refuses the call
+    crash = modes["default"]["error"]
+    assert (modes["default"]["status"], crash["type"]) == ("failed", "Crash")
+    assert crash["message"].startswith("the process was killed by SIGSEGV")
+    assert crash["file"].endswith("tests/targets/unruly.py") and crash["line"] == 18
+    assert data["settings"]["isolate"] is True and data["settings"]["timeout_s"] == 300
+    assert "compile (default) failed (Crash at" in (out / "report.md").read_text()
