@@ -33,7 +33,11 @@ from advisor.model import (
 )
 from advisor.paths import common_folder
 
-_INSTALLED_TAIL = re.compile(r"[/\\](?:(?:site|dist)-packages|lib[/\\]python\d+(?:\.\d+)?)[/\\].+$")
+# Installed code from its package folder on (as `paths.package_relative` reads it).
+_INSTALLED_TAILS = (
+    re.compile(r"[/\\](?:site|dist)-packages[/\\].+$"),
+    re.compile(r"[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\].+$"),
+)
 # An absolute path inside text: a slash (or a drive letter) that no word, dot, colon or slash
 # precedes (so not `1/0`, `ms/call`, or the path of an https:// link), then at least two parts.
 _PATH_CHARS = r"[^\s'\"`:;,()\[\]{}<>|]"
@@ -51,7 +55,7 @@ class Redactor:
     def path(self, path: str | None) -> str | None:
         if not path or not _is_absolute(path):
             return path
-        installed = _INSTALLED_TAIL.search(path)
+        installed = next((m for p in _INSTALLED_TAILS if (m := p.search(path))), None)
         if installed:
             return "..." + installed.group().replace("\\", "/")
         if self.base:
