@@ -16,11 +16,22 @@ import jinja2
 
 _BACKTICKS = re.compile(r"`+")
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
-_PLAIN = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("[", "\\["))
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a report read in a terminal
+# Outside code spans: backslashes and backticks first (so each value's code spans are its
+# own: a stray backtick cannot pair with one in the next value), then HTML, columns, links.
+_PLAIN = (
+    ("\\", "\\\\"),
+    ("`", "\\`"),
+    ("&", "&amp;"),
+    ("<", "&lt;"),
+    (">", "&gt;"),
+    ("|", "\\|"),
+    ("[", "\\["),
+)
 
 
 def _one_line(value: object) -> str:
-    return _LINE_BREAKS.sub(" ", str(value))
+    return _CONTROL.sub("?", _LINE_BREAKS.sub(" ", str(value)))
 
 
 def code_spans(text: str) -> Iterator[tuple[str, bool]]:
@@ -76,9 +87,18 @@ def md_code(value: object) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_BLOCK_MARK = re.compile(r"^(?:([#*+=~_-])|(\d+)([.)]))")
+
+
 def md_block(value: object) -> str:
-    """Several lines of prose (a recipe): each line escaped as `md_escape`."""
-    return "\n".join(md_escape(line) for line in _LINE_BREAKS.split(str(value)))
+    """Several lines of prose (a recipe) as one paragraph: each line escaped as `md_escape`,
+    with no blank line and no mark that would start a block (heading, list, rule, fence)."""
+    lines = [line.strip() for line in _LINE_BREAKS.split(str(value))]
+    return "\n".join(
+        _BLOCK_MARK.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", md_escape(line))
+        for line in lines
+        if line
+    )
 
 
 @functools.cache
