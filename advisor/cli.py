@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError, first_line
+from advisor.errors import AdvisorError, first_line, one_line
 from advisor.model import Settings
 
 
@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AdvisorError as exc:
         if debug:
             traceback.print_exc()
-        print(f"advisor: error: {exc}", file=sys.stderr)
+        print(f"advisor: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("advisor: interrupted", file=sys.stderr)

@@ -85,7 +85,7 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
                 f"{', '.join(sorted(params))}"
             ) from exc
         raise _factory_failed(label, factory_name, device, takes_device, params, exc) from exc
-    except Exception as exc:  # the user's factory failed: report it, do not crash
+    except (Exception, SystemExit) as exc:  # the user's factory failed: report, do not crash
         raise _factory_failed(label, factory_name, device, takes_device, params, exc) from exc
     base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
@@ -223,7 +223,7 @@ def _resolve_factory_module(target: str) -> tuple[ModuleType, str, str]:
         raise AdvisorError(f"cannot import module '{where}': {exc}") from exc
     except SyntaxError as exc:
         raise AdvisorError(f"syntax error in {exc.filename}:{exc.lineno}: {exc.msg}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the advisor
         raise AdvisorError(
             f"importing '{where}' raised {type(exc).__name__}: {first_line(exc)}"
         ) from exc
@@ -251,7 +251,7 @@ def _load_file(path: Path) -> ModuleType:
     except SyntaxError as exc:
         del sys.modules[module_name]
         raise AdvisorError(f"syntax error in {path}:{exc.lineno}: {exc.msg}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the advisor
         del sys.modules[module_name]
         raise AdvisorError(
             f"loading {path} raised {type(exc).__name__}: {first_line(exc)}"
