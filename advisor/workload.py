@@ -217,6 +217,8 @@ def _resolve_factory_module(target: str) -> tuple[ModuleType, str, str]:
             known = ", ".join(scenario_names()) or "none"
             raise AdvisorError(f"unknown scenario '{where}' (known: {known})")
         return _load_file(path), factory_name, f"scenario {where}"
+    if Path(where).is_file():  # `notes.txt:factory`: a file, not a module name
+        raise AdvisorError(f"not a Python file: {where}")
     try:
         module = importlib.import_module(where)
     except ModuleNotFoundError as exc:
