@@ -11,10 +11,14 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from advisor.errors import AdvisorError, first_line, one_line
 from advisor.model import Settings
+
+if TYPE_CHECKING:
+    from advisor.model import Report
+    from advisor.pipeline import RunOptions
 
 
 def _int_at_least(minimum: int, wording: str) -> Callable[[str], int]:
@@ -230,7 +234,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _checked_run_options(args: argparse.Namespace) -> Any:
+def _checked_run_options(args: argparse.Namespace) -> RunOptions:
     """Every check that can fail before measuring, each a one-line error (exit 2) in seconds:
     the options, the output folder, the device, the target."""
     from advisor import harness, pipeline, report_io
@@ -252,13 +256,16 @@ def _checked_run_options(args: argparse.Namespace) -> Any:
         isolate=args.isolate,
         timeout_s=args.timeout,
     )
-    report_io.check_writable(args.out if args.out is not None else RUN_DIR)
+    if args.out is not None:
+        report_io.check_writable(args.out)
+    else:  # the report gets a new folder in there
+        report_io.check_writable(RUN_DIR, names=())
     harness.resolve_device(args.device)
     find_factory(args.target)
     return pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param))
 
 
-def _write_run_report(args: argparse.Namespace, report: Any) -> Path:
+def _write_run_report(args: argparse.Namespace, report: Report) -> Path:
     """report.json, .md and .html, each written whole; a second Ctrl-C cannot cut them off."""
     from advisor import report_io
     from advisor.render.html import render_html

@@ -143,7 +143,10 @@ def run_task(
         if returncode != 0 or not result.is_file():
             last = _last_line(stderr_text)
             return crash_error(f"exited with code {returncode}" + (f": {last}" if last else ""), "")
-        return result_from_json(result.read_text(encoding="utf-8"))
+        try:
+            return result_from_json(result.read_text(encoding="utf-8"))
+        except ValueError as exc:  # JSONDecodeError included
+            return crash_error(f"wrote a result that cannot be read ({exc})", "")
 
 
 def _wait(command: list[str], stderr: Any, timeout_s: float | None) -> int | None:

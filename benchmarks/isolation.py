@@ -103,6 +103,12 @@ def markdown(scenario: str, result: dict[str, Any]) -> str:
     quiet = f"load average {result['load_at_start']:.2f} at the start" + (
         "" if result["quiet"] else f" (above {result['max_load']}: the machine stayed busy)"
     )
+    peak = max(r["load_at_start"] for r in result["runs"])
+    if peak >= result["max_load"]:
+        quiet += (
+            f", up to {peak:.2f} before later runs (other work on the machine): the "
+            "steady-state medians below swing with it and compare nothing"
+        )
     lines = [
         f"# What `--isolate` costs: `advisor run {scenario}`",
         "",
