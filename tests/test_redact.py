@@ -143,3 +143,23 @@ def test_show_redact_redacts_a_saved_report(
         assert main(["show", str(path), "--format", fmt, "--redact"]) == 0
         shown = EMBEDDED_PNG.sub("", capsys.readouterr().out)
         assert ABSOLUTE.search(shown) is None and "SOURCE-LINE" not in shown, fmt
+
+
+def test_redaction_and_the_renderers_run_without_torch() -> None:
+    """`advisor show --redact` works where torch is not installed (a reviewer's laptop)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import advisor.attribute, advisor.advise, advisor.compare, advisor.render, advisor.model\n"
+        "from advisor.redact import redact\n"
+        "from advisor.render.markdown import render_markdown\n"
+        "from tests.support.reports import full_report\n"
+        "assert 'demo.py:7' in render_markdown(redact(full_report()))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
