@@ -257,3 +257,15 @@ def test_isolated_run_reports_a_segfault_in_the_default_mode(tmp_path: Path) -> 
     assert crash["file"].endswith("tests/targets/unruly.py") and crash["line"] == 18
     assert data["settings"]["isolate"] is True and data["settings"]["timeout_s"] == 300
     assert "compile (default) failed (Crash at" in (out / "report.md").read_text()
+
+
+def test_failed_and_skipped_modes_are_said_at_the_top_of_the_report() -> None:
+    from advisor.render.markdown import render_markdown
+
+    report = run_isolated(
+        options({"eager": "segfault"}), "cpu", lambda _m: None, None, fake_command
+    )
+    md = render_markdown(report)
+    assert f"> **Warning:** eager failed (Crash at {FAKE_WORKER}:" in md
+    assert "> **Warning:** compile (default) skipped: not run: eager failed" in md
+    assert "> **Warning:** compile (fullgraph=True) skipped: not run: eager failed" in md

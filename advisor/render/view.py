@@ -263,18 +263,23 @@ def _alerts(report: Report, display: Display) -> list[str]:
     out += [
         mode_failure(m, display)
         for m in report.modes
-        if m.mode != "fullgraph" and m.status == "failed" and m.error is not None
+        if m.status in ("failed", "skipped")
+        and m.error is not None
+        and not (m.mode == "fullgraph" and finding)  # said above, with its break
     ]
     return out
 
 
 def mode_failure(mode: ModeResult, display: Display) -> str:
     """Why a mode has no numbers: its error type, message and where, if known."""
+    label = MODE_LABELS.get(mode.mode, mode.mode)
     err = mode.error
     if err is None:
-        return f"{MODE_LABELS.get(mode.mode, mode.mode)} failed"
+        return f"{label} {mode.status}"
+    if mode.status == "skipped":
+        return f"{label} skipped: {err.message}"
     where = f" at {display(err.file)}:{err.line}" if err.file else ""
-    return f"{MODE_LABELS.get(mode.mode, mode.mode)} failed ({err.type}{where}): {err.message}"
+    return f"{label} failed ({err.type}{where}): {err.message}"
 
 
 def safe_url(url: str | None) -> str | None:
