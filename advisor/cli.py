@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from advisor.errors import AdvisorError, first_line
+from advisor.errors import AdvisorError, first_line, one_line
 from advisor.model import Settings
+
+if TYPE_CHECKING:
+    from advisor.model import Report
+    from advisor.pipeline import RunOptions
 
 
 def _int_at_least(minimum: int, wording: str) -> Callable[[str], int]:
@@ -49,6 +57,9 @@ def _param(text: str) -> tuple[str, object]:
     except json.JSONDecodeError:
         value = raw
     return key, value
+
+
+_REDACT_HELP = "remove source text and absolute paths from every output"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -114,10 +125,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(run)
     run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
     run.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    run.add_argument(
+        "--isolate",
+        action="store_true",
+        help="measure each mode and what-if in its own process (a hang or crash costs one mode)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="with --isolate: seconds each process may take before it is killed",
+    )
+    run.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
     show = sub.add_parser("show", help="re-render a saved report")
     show.add_argument("report", help="report.json or a report folder")
     show.add_argument("--format", choices=("text", "md", "html", "json", "trace"), default="text")
+    show.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
     compare = sub.add_parser("compare", help="before/after comparison of two reports")
     compare.add_argument("before")
@@ -149,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AdvisorError as exc:
         if debug:
             traceback.print_exc()
-        print(f"advisor: error: {exc}", file=sys.stderr)
+        print(f"advisor: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("advisor: interrupted", file=sys.stderr)
@@ -207,30 +232,41 @@ def _settings(args: argparse.Namespace) -> Settings:
         profile_calls=args.profile_calls,
         what_if=not args.no_what_if,
         ignore_share=args.ignore_share,
+        isolate=getattr(args, "isolate", False),
+        timeout_s=getattr(args, "timeout", None),
     )
+
+
+RUN_DIR = Path("reports")  # where `advisor run` makes a report folder without --out
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from advisor import pipeline, report_io
-    from advisor.render.console import render_text
 
-    settings = _settings(args)
-    if args.out is not None:
-        report_io.check_writable(args.out)
+    options = _checked_run_options(args)
 
     def progress(message: str) -> None:
         print(f"advisor: {message}", file=sys.stderr, flush=True)
 
     from advisor.quiet import muted_dynamo_warnings
 
-    with muted_dynamo_warnings():
-        report = pipeline.run(
-            pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param)),
-            progress,
-        )
-    out_dir = args.out or report_io.default_run_dir(Path("reports"), report.workload.name)
-    report_io.save_report(report, out_dir)
+    interrupted = False
+    try:
+        with muted_dynamo_warnings():
+            report = pipeline.run(options, progress)
+    except pipeline.RunInterrupted as stop:  # Ctrl-C: keep what was measured
+        report, interrupted = stop.report, True
+    if args.redact:
+        from advisor.redact import redact
+
+        report = redact(report)
+    out_dir = _write_run_report(args, report)
+    if interrupted:
+        print(f"advisor: interrupted; partial report written to {out_dir}/", file=sys.stderr)
+        return 130
     if not args.quiet:
+        from advisor.render.console import render_text
+
         print(render_text(report))
     print(
         f"advisor: report written to {out_dir}/ ({', '.join(report_io.REPORT_FILES)})",
@@ -239,10 +275,57 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checked_run_options(args: argparse.Namespace) -> RunOptions:
+    """Every check that can fail before measuring, each a one-line error (exit 2) in seconds:
+    the options, the output folder, the device, the target."""
+    from advisor import harness, pipeline, report_io
+    from advisor.workload import find_factory
+
+    if args.timeout is not None and not args.isolate:
+        raise AdvisorError(
+            "--timeout needs --isolate (a mode running in this process cannot be stopped)"
+        )
+    settings = _settings(args)
+    if args.out is not None:
+        report_io.check_writable(args.out)
+    else:  # the report gets a new folder in there
+        report_io.check_writable(RUN_DIR, names=())
+    harness.resolve_device(args.device)
+    find_factory(args.target)
+    return pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param))
+
+
+def _write_run_report(args: argparse.Namespace, report: Report) -> Path:
+    """Every report file, each written whole; a second Ctrl-C cannot cut them off."""
+    from advisor import report_io
+
+    out_dir = args.out or report_io.default_run_dir(RUN_DIR, report.workload.name)
+    with _interrupts_held():
+        report_io.save_report(report, out_dir)
+    return out_dir
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ignore Ctrl-C for the duration (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     from advisor import report_io
 
     report = report_io.load_report(args.report)
+    if args.redact:
+        from advisor.redact import redact
+
+        report = redact(report)
     if args.format == "json":
         from advisor.render.json_report import render_json
 

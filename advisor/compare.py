@@ -10,6 +10,7 @@ across machines measures the machines too.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from advisor import stats
@@ -94,7 +95,7 @@ def _mode_delta(
     alpha: float,
     seed: int,
 ) -> ModeDelta:
-    if before is None or after is None or not before.samples_ms or not after.samples_ms:
+    if not (_testable(before) and _testable(after)):
         return ModeDelta(
             name,
             before.median_ms if before else None,
@@ -121,6 +122,16 @@ def _mode_delta(
         before.n,
         after.n,
     )
+
+
+def _testable(latency: LatencyStats | None) -> bool:
+    """Enough to test: two or more finite samples (a bootstrap needs two) and a positive
+    median (the ratio divides by it)."""
+    if latency is None or len(latency.samples_ms) < 2:
+        return False
+    if not all(math.isfinite(s) for s in latency.samples_ms):
+        return False
+    return stats.median(latency.samples_ms) > 0
 
 
 def _break_key(report: Report, index: int) -> str:

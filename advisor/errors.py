@@ -13,3 +13,9 @@ def first_line(exc: BaseException) -> str:
     """An exception's message cut to its first line, for one-line reports."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else "(no message)"
+
+
+def one_line(text: str) -> str:
+    """Text for a one-line message: line breaks inside it (a target or path given with one)
+    are shown escaped, not broken."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")

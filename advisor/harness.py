@@ -135,6 +135,30 @@ class HarnessRun:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass
+class HarnessRecord:
+    """What `measure` has measured so far, filled in as it goes, so that a run interrupted
+    (Ctrl-C) can still report the modes measured until then."""
+
+    first_calls: dict[str, ModeResult] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)  # per-call seconds, by mode
+    number: dict[str, int] = field(default_factory=dict)  # calls per timed block, by mode
+    warnings: list[str] = field(default_factory=list)
+
+    def modes_so_far(self) -> list[ModeResult]:
+        """Each mode that got through its first call, with the timing rounds done so far."""
+        out = []
+        for mode in ("eager", "default", "fullgraph"):
+            result = self.first_calls.get(mode)
+            if result is None:
+                continue
+            samples = self.samples.get(mode)
+            if samples and mode in self.number:
+                result = _replace(result, latency=latency_stats(samples, self.number[mode]))
+            out.append(result)
+        return out
+
+
 Observer = Callable[[], AbstractContextManager[Any]]
 
 
@@ -147,21 +171,27 @@ def measure(
     observers: Mapping[str, Observer] | None = None,
     compile_fn: CompileFn | None = None,
     memory: bool = True,
+    timed: tuple[str, ...] | None = None,
+    record: HarnessRecord | None = None,
 ) -> HarnessRun:
     """Run every mode and return their results plus the warm callables.
 
     `observers[mode]()` is entered around that mode's compile, first call and warm-up (the
     capture stage hooks in here, so capture sees the very compile that is benchmarked).
     `compile_fn(fn, backend, fullgraph)` defaults to `torch.compile`; tests inject a cheaper one.
+    `timed` limits the steady-state timing to those modes (default: every mode that ran; an
+    isolated run times one mode per process). `record` is filled in as results come.
     """
     _validate(settings)
     timer = timer or timer_for(device)
     observers = observers or {}
     compile_fn = compile_fn or torch_adapter.compile_mode
-    warnings: list[str] = []
+    record = record if record is not None else HarnessRecord()
+    warnings = record.warnings
 
     with _threads(settings.threads):
         eager = _first_call_eager(workload, timer)
+        record.first_calls["eager"] = eager.result
         reference = _reference_output(workload, eager.output, warnings)
         runs: dict[str, ModeRun] = {"eager": eager}
         # fullgraph is compiled before default so that default's compile ids stay the live
@@ -171,10 +201,15 @@ def measure(
                 runs[mode] = _first_call_compiled(
                     mode, workload, timer, settings, compile_fn, observers.get(mode), reference
                 )
+                record.first_calls[mode] = runs[mode].result
         ordered = [runs[m] for m in ("eager", "default", "fullgraph") if m in runs]
-        live = [r for r in ordered if r.call is not None and r.result.status == "ok"]
+        live = [
+            r
+            for r in ordered
+            if r.call is not None and r.result.status == "ok" and (timed is None or r.mode in timed)
+        ]
         samples, number, steady_warnings = interleaved_samples(
-            [(r.mode, r.call) for r in live if r.call is not None], settings, timer
+            [(r.mode, r.call) for r in live if r.call is not None], settings, timer, record
         )
         warnings.extend(steady_warnings)
         reasons = torch_adapter.recompile_reasons()
@@ -195,7 +230,7 @@ def measure(
         modes=results,
         calls={r.mode: r.call for r in live if r.call is not None and r.mode in samples},
         reference_output=reference,  # NO_REFERENCE when eager does not reproduce its output
-        warnings=warnings,
+        warnings=list(warnings),
     )
 
 
@@ -240,6 +275,13 @@ def _first_call_eager(workload: Workload, timer: Timer) -> ModeRun:
 
 
 NO_REFERENCE = object()  # eager's output is not reproducible: nothing to compare against
+
+
+def eager_reference(workload: Workload, warnings: list[str]) -> Any:
+    """Eager's output to check compiled variants against, as `measure` takes it (two eager
+    calls; NO_REFERENCE when they differ), for a process that measures a what-if alone."""
+    eager = _first_call_eager(workload, WallTimer())
+    return _reference_output(workload, eager.output, warnings)
 
 
 def _reference_output(workload: Workload, first: Any, warnings: list[str]) -> Any:
@@ -355,17 +397,21 @@ def break_probe(device: str) -> Callable[[], Any]:
 
 
 def interleaved_samples(
-    runs: list[tuple[str, Callable[[], Any]]], settings: Settings, timer: Timer
+    runs: list[tuple[str, Callable[[], Any]]],
+    settings: Settings,
+    timer: Timer,
+    record: HarnessRecord | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, int], list[str]]:
     """Warm up each callable, calibrate its block size, then time them round-robin.
 
-    Returns per-call samples in seconds per label, the calls per block, and warnings.
+    Returns per-call samples in seconds per label, the calls per block, and warnings. With
+    `record`, the samples and block sizes are collected in it as they are taken.
     """
     warnings: list[str] = []
     if not runs:
         return {}, {}, warnings
     runs = list(runs)
-    number: dict[str, int] = {}
+    number: dict[str, int] = record.number if record is not None else {}
 
     def drop(label: str, exc: Exception, when: str) -> None:
         # A mode can fail after its first calls: a recompile limit hit under fullgraph=True,
@@ -403,7 +449,8 @@ def interleaved_samples(
             "raise --budget for more samples"
         )
         repeats = affordable
-    samples: dict[str, list[float]] = {label: [] for label, _ in runs}
+    samples: dict[str, list[float]] = record.samples if record is not None else {}
+    samples.update({label: [] for label, _ in runs})
     for round_index in range(repeats):
         if not runs:
             break

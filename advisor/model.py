@@ -26,6 +26,7 @@ import os
 import pathlib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -69,6 +70,8 @@ class Settings:
     profile_calls: int = 20
     what_if: bool = True
     ignore_share: float = 0.01  # entries whose saving is below this share of the step: "ignore"
+    isolate: bool = False  # each mode and what-if measured in a process of its own
+    timeout_s: float | None = None  # isolated: per process, then it is killed (None: no limit)
 
 
 # --- harness ----------------------------------------------------------------------------------
@@ -457,6 +460,7 @@ class Report:
     recompiles: tuple[RecompileAdvice, ...] = ()
     warnings: tuple[str, ...] = ()
     incomplete: bool = False  # interrupted: only the modes measured so far
+    redacted: bool = False  # source text and absolute paths removed (`advisor.redact`)
     created_at: str = ""
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
@@ -508,6 +512,31 @@ def from_jsonable(cls: type[T], data: Any) -> T:
     return typing.cast(T, _convert(cls, data))
 
 
+class FieldError(ValueError):
+    """A value that cannot be read, and where it is (`modes[0].latency.n`)."""
+
+    def __init__(self, path: tuple[str | int, ...], reason: str) -> None:
+        super().__init__(reason)
+        self.path, self.reason = path, reason
+
+    def within(self, key: str | int) -> FieldError:
+        return FieldError((key, *self.path), self.reason)
+
+    def __str__(self) -> str:
+        where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in self.path)
+        return f"{where.lstrip('.')}: {self.reason}" if where else self.reason
+
+
+def _at(key: str | int, convert: Callable[[], Any]) -> Any:
+    """`convert()`, with `key` added to the place named by any error it raises."""
+    try:
+        return convert()
+    except FieldError as exc:
+        raise exc.within(key) from None
+    except (TypeError, ValueError) as exc:
+        raise FieldError((key,), str(exc)) from None
+
+
 def _convert(tp: Any, data: Any) -> Any:
     if data is None:
         return None
@@ -517,28 +546,43 @@ def _convert(tp: Any, data: Any) -> Any:
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(args[0], v) for v in _as_list(data))
+            items = _as_list(data)
+            return tuple(_at(i, lambda v=v: _convert(args[0], v)) for i, v in enumerate(items))
         items = _as_list(data)
         if len(items) != len(args):
             raise ValueError(f"expected {len(args)} items, got {len(items)}")
-        return tuple(_convert(a, v) for a, v in zip(args, items, strict=True))
+        return tuple(
+            _at(i, lambda a=a, v=v: _convert(a, v))
+            for i, (a, v) in enumerate(zip(args, items, strict=True))
+        )
     if origin is dict:
         key_tp, val_tp = typing.get_args(tp)
         if not isinstance(data, dict):
             raise TypeError(f"expected an object, got {type(data).__name__}")
-        return {_convert(key_tp, k): _convert(val_tp, v) for k, v in data.items()}
+        return {
+            _convert(key_tp, k): _at(str(k), lambda v=v: _convert(val_tp, v))
+            for k, v in data.items()
+        }
     if dataclasses.is_dataclass(tp):
         return _convert_dataclass(tp, data)
     return _convert_scalar(tp, data)
 
 
 def _convert_union(tp: Any, data: Any) -> Any:
-    for option in (a for a in typing.get_args(tp) if a is not type(None)):
+    options = [a for a in typing.get_args(tp) if a is not type(None)]
+    if len(options) == 1:  # X | None: X's own error says more than the union's
+        return _convert(options[0], data)
+    for option in options:
         try:
             return _convert(option, data)
         except (TypeError, ValueError):
             continue
-    raise ValueError(f"cannot read {data!r} as {tp}")
+    raise ValueError(f"cannot read {_short(data)} as {tp}")
+
+
+def _short(data: Any) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _convert_dataclass(tp: Any, data: Any) -> Any:
@@ -546,32 +590,38 @@ def _convert_dataclass(tp: Any, data: Any) -> Any:
         raise TypeError(f"expected an object for {tp.__name__}, got {type(data).__name__}")
     hints = typing.get_type_hints(tp)
     kwargs = {
-        f.name: _convert(hints[f.name], data[f.name])
+        f.name: _at(f.name, lambda f=f: _convert(hints[f.name], data[f.name]))
         for f in dataclasses.fields(tp)
         if f.name in data
     }
-    try:
-        return tp(**kwargs)
-    except TypeError as exc:  # a required field is missing
-        raise ValueError(f"{tp.__name__}: {exc}") from None
+    missing = [
+        f.name
+        for f in dataclasses.fields(tp)
+        if f.name not in data
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise ValueError(f"{tp.__name__} without {', '.join(missing)}")
+    return tp(**kwargs)
 
 
 def _convert_scalar(tp: Any, data: Any) -> Any:
     if tp is float:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
-            raise TypeError(f"expected a number, got {data!r}")
+            raise TypeError(f"expected a number, got {_short(data)}")
         return float(data)
     if tp is int:
         if isinstance(data, bool) or not isinstance(data, int):
-            raise TypeError(f"expected an integer, got {data!r}")
+            raise TypeError(f"expected an integer, got {_short(data)}")
         return data
     if tp is bool:
         if not isinstance(data, bool):
-            raise TypeError(f"expected true/false, got {data!r}")
+            raise TypeError(f"expected true/false, got {_short(data)}")
         return data
     if tp is str:
         if not isinstance(data, str):
-            raise TypeError(f"expected a string, got {data!r}")
+            raise TypeError(f"expected a string, got {_short(data)}")
         return data
     return data
 

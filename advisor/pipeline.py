@@ -63,9 +63,42 @@ class Measurements:
     warnings: list[str] = field(default_factory=list)
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; `report` holds what was measured until then (`incomplete`)."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__("interrupted")
+        self.report = report
+
+
+@dataclass
+class PartialRun:
+    """What `measure` has collected so far, read when the run is interrupted."""
+
+    record: harness.HarnessRecord = field(default_factory=harness.HarnessRecord)
+    session: CaptureSession | None = None
+    measured: Measurements | None = None  # set once the modes are measured
+
+    def measurements(self) -> Measurements:
+        if self.measured is not None:
+            return self.measured
+        capture, warnings = Capture(), list(self.record.warnings)
+        if self.session is not None:
+            try:
+                capture = self.session.result()
+            except Exception as exc:  # a compile cut off half-way: report the modes alone
+                warnings.append(f"the interrupted capture could not be read: {first_line(exc)}")
+        return Measurements(self.record.modes_so_far(), capture, warnings=warnings)
+
+
 def run(options: RunOptions, progress: Progress = lambda _msg: None) -> Report:
+    """Measure and judge one target. Ctrl-C raises `RunInterrupted` with the partial report."""
     started = time.perf_counter()
     device = harness.resolve_device(options.device)
+    if options.settings.isolate:
+        from advisor.isolate import run_isolated
+
+        return run_isolated(options, device, progress, started)
     workload = load_target(options.target, device, dict(options.params))
     try:
         return analyse(workload, options, device, progress, started)
@@ -76,37 +109,59 @@ def run(options: RunOptions, progress: Progress = lambda _msg: None) -> Report:
 def analyse(
     workload: Workload, options: RunOptions, device: str, progress: Progress, started: float
 ) -> Report:
-    measured = measure(workload, options, device, progress)
+    partial = PartialRun()
+    try:
+        measured = measure(workload, options, device, progress, partial)
+    except KeyboardInterrupt:
+        report = judge_partial(workload, options, device, partial.measurements(), started)
+        raise RunInterrupted(report) from None
     return judge(workload, options, device, measured, started)
 
 
 def measure(
-    workload: Workload, options: RunOptions, device: str, progress: Progress
+    workload: Workload,
+    options: RunOptions,
+    device: str,
+    progress: Progress,
+    partial: PartialRun | None = None,
 ) -> Measurements:
     settings = options.settings
+    partial = partial if partial is not None else PartialRun()
     progress(
         f"measuring {workload.name} on {device}: eager, fullgraph and default "
         "torch.compile (Inductor compiles can take a while)..."
     )
-    session = CaptureSession()
+    session = partial.session = CaptureSession()
     run = harness.measure(
-        workload, settings, device, modes=options.modes, observers={"default": lambda: session}
+        workload,
+        settings,
+        device,
+        modes=options.modes,
+        observers={"default": lambda: session},
+        record=partial.record,
     )
     out = Measurements(list(run.modes), session.result(), warnings=list(run.warnings))
     out.warnings += list(out.capture.warnings)
+    partial.measured = out
     default = next((m for m in run.modes if m.mode == "default"), None)
     if default is None or default.status != "ok" or "default" not in run.calls:
         return out
     progress(f"profiling {settings.profile_calls} warm calls of the default mode...")
-    out.trace = _profile(run.calls["default"], settings, device, out.warnings)
+    out.trace = profile_default(run.calls["default"], settings, device, out.warnings)
     if settings.what_if:
-        out.what_ifs = _what_ifs(
-            workload, out.capture.sites, run.reference_output, settings, device, progress
+        _what_ifs(
+            workload,
+            out.capture.sites,
+            run.reference_output,
+            settings,
+            device,
+            progress,
+            out.what_ifs,
         )
     return out
 
 
-def _profile(
+def profile_default(
     call: Callable[[], Any], settings: Settings, device: str, warnings: list[str]
 ) -> ProfileTrace:
     probe = None
@@ -138,14 +193,14 @@ def _what_ifs(
     settings: Settings,
     device: str,
     progress: Progress,
-) -> list[WhatIf]:
-    results = []
+    results: list[WhatIf],
+) -> None:
+    """Measure each knob worth trying, appending to `results` as each finishes."""
     for knob, targets in knobs_to_try(sites):
         progress(f"what-if: measuring {knob.name} ({len(targets)} break(s))...")
         results.append(
             measure_knob(workload, knob, targets, reference, settings, device, baseline_sites=sites)
         )
-    return results
 
 
 def judge(
@@ -182,6 +237,27 @@ def judge(
         warnings += list(att.warnings) + list(advice.warnings)
         report = _with_advice(report, att.attribution, advice)
     return _finish(report, warnings, started)
+
+
+def judge_partial(
+    workload: Workload,
+    options: RunOptions,
+    device: str,
+    measured: Measurements,
+    started: float,
+) -> Report:
+    """The report of an interrupted run, marked incomplete. Judging half a measurement can
+    trip over what is missing; then the modes measured so far are reported alone."""
+    try:
+        report = judge(workload, options, device, measured, started)
+    except Exception as exc:
+        bare = Measurements(
+            measured.modes,
+            Capture(),
+            warnings=[*measured.warnings, f"analysis of the partial run failed: {first_line(exc)}"],
+        )
+        report = judge(workload, options, device, bare, started)
+    return replace(report, incomplete=True)
 
 
 def _with_advice(report: Report, attribution: Attribution, advice: Advice) -> Report:

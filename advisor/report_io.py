@@ -1,8 +1,17 @@
-"""Where reports go on disk. Nothing here overwrites an existing file."""
+"""Where reports go on disk. Nothing here overwrites an existing file.
+
+Every file is written whole or not at all: the content goes to a temporary file in the same
+folder, which is then linked to its final name. A hard link, unlike a rename, fails when the
+name exists, so a report written concurrently (or earlier) is never replaced.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,6 +20,10 @@ from advisor.errors import AdvisorError
 from advisor.model import Report, report_from_json
 
 REPORT_FILES = ("report.json", "report.md", "report.html", "trace.json")
+_TEMP_PREFIX = ".advisor-"
+# Where a file system cannot hard-link (some network and FUSE mounts), fall back to a rename
+# after checking the name is free.
+_NO_LINK = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK}
 
 
 def default_run_dir(base: Path, name: str, now: float | None = None) -> Path:
@@ -26,7 +39,8 @@ def default_run_dir(base: Path, name: str, now: float | None = None) -> Path:
 
 
 def check_writable(out_dir: Path, names: tuple[str, ...] = REPORT_FILES) -> None:
-    """Fail before any measurement if writing there would overwrite something."""
+    """Fail before any measurement if writing there would overwrite something or cannot work:
+    the folder (or the nearest folder above it that exists) must take a new file."""
     if out_dir.exists() and not out_dir.is_dir():
         raise AdvisorError(f"output path {out_dir} exists and is not a folder")
     clashes = [n for n in names if (out_dir / n).exists()]
@@ -35,24 +49,74 @@ def check_writable(out_dir: Path, names: tuple[str, ...] = REPORT_FILES) -> None
             f"{out_dir} already holds {', '.join(clashes)}; "
             "choose another --out (never overwritten)"
         )
+    _probe_writable(out_dir)
+
+
+def _probe_writable(out_dir: Path) -> None:
+    """Create and remove a file where the report will go (os.access is wrong for root and for
+    read-only mounts, so try it)."""
+    existing = out_dir
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise AdvisorError(f"cannot write to {out_dir}: {existing} is not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=existing)
+    except OSError as exc:
+        raise AdvisorError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def write_files(out_dir: Path, files: Mapping[str, str | bytes]) -> list[Path]:
-    """Write each file exclusively; an existing file is an error, never overwritten."""
+    """Write each file atomically and exclusively; an existing file is an error, never
+    overwritten. Files written before a failure stay."""
     check_writable(out_dir, tuple(files))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AdvisorError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     written = []
     for name, content in files.items():
         path = out_dir / name
-        mode = "xb" if isinstance(content, bytes) else "x"
-        kwargs = {} if isinstance(content, bytes) else {"encoding": "utf-8"}
-        try:
-            with open(path, mode, **kwargs) as handle:  # type: ignore[call-overload]
-                handle.write(content)
-        except FileExistsError:
-            raise AdvisorError(f"{path} already exists (never overwritten)") from None
+        write_new_file(path, content)
         written.append(path)
     return written
+
+
+def write_new_file(path: Path, content: str | bytes) -> None:
+    """`path` holds `content` whole, or does not exist; an existing `path` is never touched."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    try:
+        fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise AdvisorError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _publish(temp, path)
+    except FileExistsError:
+        raise AdvisorError(f"{path} already exists (never overwritten)") from None
+    except OSError as exc:
+        raise AdvisorError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+
+
+def _publish(temp: str, path: Path) -> None:
+    try:
+        os.link(temp, path)
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise
+        if path.exists():
+            raise FileExistsError(path) from None
+        os.rename(temp, path)
 
 
 def load_report(path: str | Path) -> Report:

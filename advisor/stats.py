@@ -7,6 +7,7 @@ Mann-Whitney U (exact for small samples without ties).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,15 +72,19 @@ def _bootstrap(
 ) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     from scipy.stats import bootstrap
 
-    result = bootstrap(
-        (np.asarray(before, dtype=float), np.asarray(after, dtype=float)),
-        statistic,
-        confidence_level=confidence,
-        n_resamples=2000,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(seed),
-    )
+    # Degenerate samples (all equal, zero medians) give an infinite or undefined interval,
+    # which the callers read as "not significant"; scipy's warnings about it are noise here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = bootstrap(
+            (np.asarray(before, dtype=float), np.asarray(after, dtype=float)),
+            statistic,
+            confidence_level=confidence,
+            n_resamples=2000,
+            method="percentile",
+            vectorized=True,
+            rng=np.random.default_rng(seed),
+        )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -88,7 +93,9 @@ def _median_difference(b: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarr
 
 
 def _median_ratio(b: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.median(a, axis=axis) / np.median(b, axis=axis)
+    # a resample of tiny or zero timings can have a zero median: inf, not a warning
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return np.median(a, axis=axis) / np.median(b, axis=axis)
 
 
 def median_difference_ci(

@@ -657,6 +657,13 @@ def restore_compile_config(state: dict[str, dict[str, Any]]) -> list[str]:
     return restored
 
 
+def profiler_active() -> bool:
+    """Whether a torch (autograd) profiler is recording in this process."""
+    import torch
+
+    return bool(torch.autograd._profiler_enabled())
+
+
 # --- Dynamo's text formats --------------------------------------------------------------------
 
 _GRAPH_SOURCE = "# File: "  # the source comments in a printed FX graph

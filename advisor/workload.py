@@ -72,12 +72,7 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
     workloads (e.g. `build(device, model="mixtral")`).
     """
     params = dict(params or {})
-    module, factory_name, label = _resolve_factory_module(target)
-    factory = getattr(module, factory_name, None)
-    if factory is None:
-        raise AdvisorError(f"{label} has no factory named '{factory_name}'")
-    if not callable(factory):
-        raise AdvisorError(f"{label}:{factory_name} is not callable")
+    module, factory, factory_name, label = find_factory(target)
     takes_device = _accepts_one_argument(factory)
     try:
         produced = factory(device, **params) if takes_device else factory(**params)
@@ -90,12 +85,24 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
                 f"{', '.join(sorted(params))}"
             ) from exc
         raise _factory_failed(label, factory_name, device, takes_device, params, exc) from exc
-    except Exception as exc:  # the user's factory failed: report it, do not crash
+    except (Exception, SystemExit) as exc:  # the user's factory failed: report, do not crash
         raise _factory_failed(label, factory_name, device, takes_device, params, exc) from exc
     base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
     workload = coerce_workload(produced, default_name, f"{label}:{factory_name}")
     return workload if takes_device else _moved_to(workload, device)
+
+
+def find_factory(target: str) -> tuple[ModuleType, Callable[..., Any], str, str]:
+    """The module, factory, factory name and label a target names, without calling the
+    factory; a missing file, a syntax error or a missing factory is an AdvisorError."""
+    module, factory_name, label = _resolve_factory_module(target)
+    factory = getattr(module, factory_name, None)
+    if factory is None:
+        raise AdvisorError(f"{label} has no factory named '{factory_name}'")
+    if not callable(factory):
+        raise AdvisorError(f"{label}:{factory_name} is not callable")
+    return module, factory, factory_name, label
 
 
 def _factory_failed(
@@ -210,13 +217,15 @@ def _resolve_factory_module(target: str) -> tuple[ModuleType, str, str]:
             known = ", ".join(scenario_names()) or "none"
             raise AdvisorError(f"unknown scenario '{where}' (known: {known})")
         return _load_file(path), factory_name, f"scenario {where}"
+    if Path(where).is_file():  # `notes.txt:factory`: a file, not a module name
+        raise AdvisorError(f"not a Python file: {where}")
     try:
         module = importlib.import_module(where)
     except ModuleNotFoundError as exc:
         raise AdvisorError(f"cannot import module '{where}': {exc}") from exc
     except SyntaxError as exc:
         raise AdvisorError(f"syntax error in {exc.filename}:{exc.lineno}: {exc.msg}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the advisor
         raise AdvisorError(
             f"importing '{where}' raised {type(exc).__name__}: {first_line(exc)}"
         ) from exc
@@ -244,7 +253,7 @@ def _load_file(path: Path) -> ModuleType:
     except SyntaxError as exc:
         del sys.modules[module_name]
         raise AdvisorError(f"syntax error in {path}:{exc.lineno}: {exc.msg}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() at import must not end the advisor
         del sys.modules[module_name]
         raise AdvisorError(
             f"loading {path} raised {type(exc).__name__}: {first_line(exc)}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tabulate import tabulate
 
 from advisor.model import Report
@@ -12,6 +14,10 @@ from advisor.render.view import (
     break_rows,
     build_view,
 )
+
+# Control characters other than newline and tab: text from a report (user code, torch messages,
+# a report.json from anywhere) must not move the cursor or retitle the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _table(headers, rows) -> str:  # type: ignore[no-untyped-def]
@@ -41,7 +47,7 @@ def render_text(report: Report) -> str:
             "Breaks captured, not costed:",
             _table(("id", "code", "type", "where", "source"), v.sites_only),
         ]
-    elif report.mode("default") is not None:
+    elif (default := report.mode("default")) is not None and default.status == "ok":
         out += ["", f"No graph breaks captured ({len(report.graphs)} graph(s))."]
     if v.recompile_rows:
         out += ["", f"Recompiles ({len(v.recompile_rows)}):"]
@@ -49,4 +55,4 @@ def render_text(report: Report) -> str:
     if v.coverage:
         out += ["", f"Attribution coverage: {v.coverage}"]
     out += [f"warning: {w}" for w in v.warnings]
-    return "\n".join(out)
+    return _CONTROL.sub("?", "\n".join(out))

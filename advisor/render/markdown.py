@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from advisor.model import Report
-from advisor.render.templates import environment, md_escape
+from advisor.render.templates import environment, md_cell
 from advisor.render.view import (
     ACTION_HEADERS,
     BREAK_HEADERS,
@@ -19,7 +19,7 @@ from advisor.render.view import (
 
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    safe = [[md_escape(c) for c in row] for row in rows]
+    safe = [[md_cell(c) for c in row] for row in rows]
     return tabulate(safe, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 

@@ -118,6 +118,7 @@ class ReportView:
     segment_rows: tuple[tuple[str, str, str], ...]
     warnings: tuple[str, ...]
     what_ifs: tuple[str, ...] = field(default_factory=tuple)
+    redacted: bool = False
 
 
 BREAK_HEADERS = (
@@ -153,7 +154,7 @@ def displayer(report: Report) -> Display:
 
 def build_view(report: Report) -> ReportView:
     display = displayer(report)
-    wl, st = report.workload, report.settings
+    wl = report.workload
     params = "".join(f" {k}={v}" for k, v in wl.params)
     return ReportView(
         title=wl.name,
@@ -161,10 +162,7 @@ def build_view(report: Report) -> ReportView:
         environment=_environment(report),
         measured=report.created_at
         + (f" in {report.wall_s:.1f} s" if report.wall_s is not None else ""),
-        harness=(
-            f"{st.warmup} warm-up calls, up to {st.repeats} interleaved rounds, blocks of at "
-            f"least {st.min_block_s * 1e3:g} ms, budget {st.budget_s:g} s"
-        ),
+        harness=_harness(report),
         incomplete=report.incomplete,
         headline=prose.headline(report),
         alerts=tuple(_alerts(report, display)),
@@ -218,7 +216,23 @@ def build_view(report: Report) -> ReportView:
         ),
         warnings=report.warnings,
         what_ifs=tuple(prose.what_if_line(w) for w in report.what_ifs),
+        redacted=report.redacted,
     )
+
+
+def _harness(report: Report) -> str:
+    st = report.settings
+    text = (
+        f"{st.warmup} warm-up calls, up to {st.repeats} interleaved rounds, blocks of at "
+        f"least {st.min_block_s * 1e3:g} ms, budget {st.budget_s:g} s"
+    )
+    if st.isolate:
+        limit = f" (timeout {st.timeout_s:g} s)" if st.timeout_s else ""
+        text += (
+            f"; isolated: each mode and what-if in its own process{limit}, timed one after the "
+            "other (not interleaved: drift between modes is not cancelled)"
+        )
+    return text
 
 
 def _environment(report: Report) -> str:
@@ -246,7 +260,31 @@ def _alerts(report: Report, display: Display) -> list[str]:
     finding = fullgraph_finding(report, display)
     if finding:
         out.append(finding)
+    out += [
+        mode_failure(m, display)
+        for m in report.modes
+        if m.status in ("failed", "skipped")
+        and m.error is not None
+        and not (m.mode == "fullgraph" and finding)  # said above, with its break
+    ]
     return out
+
+
+def mode_failure(mode: ModeResult, display: Display) -> str:
+    """Why a mode has no numbers: its error type, message and where, if known."""
+    label = MODE_LABELS.get(mode.mode, mode.mode)
+    err = mode.error
+    if err is None:
+        return f"{label} {mode.status}"
+    if mode.status == "skipped":
+        return f"{label} skipped: {err.message}"
+    where = f" at {display(err.file)}:{err.line}" if err.file else ""
+    return f"{label} failed ({err.type}{where}): {err.message}"
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only web links are shown as links: a report read from disk may carry anything."""
+    return url if url and url.startswith(("https://", "http://")) else None
 
 
 def fullgraph_finding(report: Report, display: Display) -> str | None:
@@ -343,7 +381,7 @@ def _break_view(rank: int, entry: BreakEntry, report: Report, display: Display) 
         rank=rank,
         id=entry.id,
         gb_code=site.gb_code or "?",
-        doc_url=site.doc_url,
+        doc_url=safe_url(site.doc_url),
         gb_type=site.gb_type,
         where=prose.location(site.where, display),
         code=site.where.code,

@@ -1,0 +1,410 @@
+"""`advisor run --isolate`: each mode, and each what-if, measured in a process of its own.
+
+A compile that hangs, a backend that segfaults or a workload that exhausts memory then costs one
+mode, not the run: the process is given `--timeout` seconds, its process group is killed when
+they are up, and what happened becomes that mode's finding (`status="failed"`, error type
+`Timeout` or `Crash`, with the frame it was in where Python could say). The other modes are
+reported as usual, and the judging happens here, in the parent, as for an in-process run.
+
+What it costs: processes cannot be timed interleaved, so drift of the machine between modes is
+no longer cancelled; and each process pays the torch import and Inductor's warm-up again (see
+the README for the measured wall time).
+
+A process gets a `Task` as JSON and writes a `TaskResult` as JSON (`advisor.isolated_worker`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from advisor.artifacts import Capture, ProfileTrace
+from advisor.errors import AdvisorError
+from advisor.model import (
+    BreakSite,
+    ModeError,
+    ModeResult,
+    Report,
+    Settings,
+    WhatIf,
+    from_jsonable,
+    to_jsonable,
+)
+from advisor.paths import is_installed
+from advisor.pipeline import (
+    Measurements,
+    Progress,
+    RunInterrupted,
+    RunOptions,
+    judge,
+    judge_partial,
+    knobs_to_try,
+)
+from advisor.taxonomy import Knob
+from advisor.workload import Workload, find_factory
+
+TASK_KINDS = ("eager", "fullgraph", "default", "what_if")
+MODE_ORDER = ("eager", "default", "fullgraph")
+STACK_DUMP_WAIT_S = 1.0  # after asking a timed-out process for its stack, before the kill
+_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>.+?)\s*$')
+
+
+@dataclass(frozen=True)
+class Task:
+    """What one isolated process measures."""
+
+    kind: str  # one of TASK_KINDS
+    target: str
+    params_json: str  # the factory's keyword arguments, a JSON object
+    device: str
+    settings: Settings
+    knob: Knob | None = None  # kind "what_if"
+    targets: tuple[BreakSite, ...] = ()  # kind "what_if": the sites the knob may remove
+    sites: tuple[BreakSite, ...] = ()  # kind "what_if": every site of the default mode
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """What it measured, or the one-line error of bad input (`error`)."""
+
+    name: str = ""  # the workload's name
+    mode: ModeResult | None = None
+    capture: Capture | None = None
+    trace: ProfileTrace | None = None
+    what_if: WhatIf | None = None
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def task_to_json(task: Task) -> str:
+    return json.dumps(to_jsonable(task))
+
+
+def task_from_json(text: str) -> Task:
+    return from_jsonable(Task, json.loads(text))
+
+
+def result_to_json(result: TaskResult) -> str:
+    return json.dumps(to_jsonable(result))
+
+
+def result_from_json(text: str) -> TaskResult:
+    return from_jsonable(TaskResult, json.loads(text))
+
+
+Command = Callable[[Path, Path, Path], list[str]]
+
+
+def worker_command(request: Path, result: Path, faults: Path) -> list[str]:
+    """The worker reads `request`, writes `result`, and its Python stack to `faults` on a fatal
+    signal or when asked (SIGUSR1)."""
+    return [
+        sys.executable,
+        "-m",
+        "advisor.isolated_worker",
+        str(request),
+        str(result),
+        str(faults),
+    ]
+
+
+# --- one process ------------------------------------------------------------------------------
+
+
+def run_task(
+    task: Task, timeout_s: float | None, command: Command = worker_command
+) -> TaskResult | ModeError:
+    """Run `task` in a new process (group) and return its result, or why it has none: a
+    `ModeError` of type Timeout (killed after `timeout_s`) or Crash (a signal, or an exit
+    without a result). Ctrl-C kills the process group and propagates."""
+    with tempfile.TemporaryDirectory(prefix="advisor-isolated-") as folder:
+        paths = [Path(folder) / name for name in ("task", "result", "faults", "stderr")]
+        request, result, faults, stderr_path = paths
+        request.write_text(task_to_json(task), encoding="utf-8")
+        with open(stderr_path, "wb") as stderr:
+            returncode = _wait(command(request, result, faults), stderr, timeout_s)
+        stderr_text = stderr_path.read_text(encoding="utf-8", errors="replace")
+        _replay(stderr_text)
+        stack = faults.read_text(encoding="utf-8", errors="replace") if faults.is_file() else ""
+        if returncode is None:
+            return timeout_error(timeout_s or 0.0, stack)
+        if returncode < 0:
+            return crash_error(f"was killed by {_signal_name(-returncode)}", stack)
+        if returncode != 0 or not result.is_file():
+            last = _last_line(stderr_text)
+            return crash_error(f"exited with code {returncode}" + (f": {last}" if last else ""), "")
+        try:
+            return result_from_json(result.read_text(encoding="utf-8"))
+        except ValueError as exc:  # JSONDecodeError included
+            return crash_error(f"wrote a result that cannot be read ({exc})", "")
+
+
+def _wait(command: list[str], stderr: Any, timeout_s: float | None) -> int | None:
+    """The process's exit status, or None when it ran out of time (it is killed then)."""
+    try:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stderr=stderr,
+            env=_child_environment(),
+            start_new_session=True,  # its own process group: the kill reaches compile workers
+        )
+    except OSError as exc:
+        raise AdvisorError(f"cannot start an isolated process ({command[0]}): {exc}") from None
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _ask_for_stack(proc)
+        _kill_group(proc)
+        return None
+    except BaseException:  # Ctrl-C: leave nothing running behind
+        _kill_group(proc)
+        raise
+
+
+def _child_environment() -> dict[str, str]:
+    """This process's environment, with its import path: the worker imports the target's
+    modules as this process did."""
+    env = dict(os.environ)
+    paths = [p for p in sys.path if p]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+def _ask_for_stack(proc: subprocess.Popen[bytes]) -> None:
+    """SIGUSR1 makes the worker's faulthandler write its Python stack to stderr."""
+    if not hasattr(signal, "SIGUSR1"):
+        return
+    try:
+        os.kill(proc.pid, signal.SIGUSR1)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=STACK_DUMP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process group, then reap the leader (its pid cannot be reused until then)."""
+    if proc.returncode is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _replay(stderr_text: str) -> None:
+    if stderr_text:
+        sys.stderr.write(stderr_text)
+        sys.stderr.flush()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def timeout_error(timeout_s: float, stack: str) -> ModeError:
+    return _with_frame(
+        ModeError("Timeout", f"timed out after {timeout_s:g} s (process group killed)"), stack
+    )
+
+
+def crash_error(what: str, stack: str) -> ModeError:
+    return _with_frame(ModeError("Crash", f"the process {what}"), stack)
+
+
+def _with_frame(error: ModeError, stack: str) -> ModeError:
+    """Add where the process was, from its faulthandler dump: the innermost frame of the
+    user's code if any, else the innermost frame."""
+    frames = dumped_frames(stack)
+    if not frames:
+        return error
+    mine = [f for f in frames if not is_installed(f[0])]
+    file, line, function = (mine or frames)[0]
+    return replace(error, message=f"{error.message}; it was in {function}", file=file, line=line)
+
+
+def dumped_frames(stack: str) -> list[tuple[str, int, str]]:
+    """(file, line, function) of the last faulthandler dump in `stack`, innermost first."""
+    lines = stack.splitlines()
+    starts = [i for i, line in enumerate(lines) if "most recent call first" in line]
+    if not starts:
+        return []
+    frames = []
+    for line in lines[starts[-1] + 1 :]:
+        match = _FRAME.match(line)
+        if match is None:
+            break
+        frames.append((match["file"], int(match["line"]), match["function"]))
+    return frames
+
+
+# --- a whole run ------------------------------------------------------------------------------
+
+
+def _in_child(*_args: object, **_kwargs: object) -> None:
+    raise RuntimeError("an isolated run measures its workload in worker processes")
+
+
+@dataclass
+class IsolatedRun:
+    """Runs the tasks of one target one after the other and collects what they measured."""
+
+    options: RunOptions
+    device: str
+    progress: Progress
+    command: Command = worker_command
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.measured = Measurements(modes=[], capture=Capture())
+        self.params_json = params_json(self.options.params)
+
+    def task(self, kind: str, **extra: Any) -> Task:
+        options = self.options
+        return Task(kind, options.target, self.params_json, self.device, options.settings, **extra)
+
+    def run(self, task: Task, label: str) -> TaskResult | ModeError:
+        timeout = self.options.settings.timeout_s
+        limit = f", timeout {timeout:g} s" if timeout else ""
+        self.progress(f"isolated: {label} in its own process{limit}...")
+        outcome = run_task(task, timeout, self.command)
+        if isinstance(outcome, TaskResult):
+            self.name = self.name or outcome.name
+            self._warn(outcome.warnings)
+        return outcome
+
+    def _warn(self, warnings: tuple[str, ...]) -> None:
+        # every process measures eager's reference again: say each thing once
+        self.measured.warnings += [w for w in warnings if w not in self.measured.warnings]
+
+    def measure(self) -> Measurements:
+        if not self.measure_eager():
+            for mode in ("default", "fullgraph"):
+                if mode in self.options.modes:
+                    self.add_mode(_skipped(mode))
+            return self.measured
+        for mode in ("fullgraph", "default"):
+            if mode in self.options.modes:
+                self.measure_compiled(mode)
+        if self.options.settings.what_if:
+            self.measure_what_ifs()
+        return self.measured
+
+    def add_mode(self, result: ModeResult) -> None:
+        """Keep the modes in the order an in-process run reports them."""
+        modes = [*self.measured.modes, result]
+        modes.sort(key=lambda m: MODE_ORDER.index(m.mode) if m.mode in MODE_ORDER else 99)
+        self.measured.modes[:] = modes
+
+    def measure_eager(self) -> bool:
+        """Eager first; bad input there stops the run as it would in-process."""
+        outcome = self.run(self.task("eager"), "eager")
+        if isinstance(outcome, TaskResult) and outcome.error:
+            raise AdvisorError(outcome.error)
+        self.add_mode(_mode_result("eager", outcome))
+        return isinstance(outcome, TaskResult)
+
+    def measure_compiled(self, mode: str) -> None:
+        outcome = self.run(self.task(mode), f"the {mode} mode")
+        self.add_mode(_mode_result(mode, outcome))
+        if mode == "default" and isinstance(outcome, TaskResult):
+            self.measured.capture = outcome.capture or Capture()
+            self.measured.trace = outcome.trace
+
+    def measure_what_ifs(self) -> None:
+        default = next((m for m in self.measured.modes if m.mode == "default"), None)
+        if default is None or default.status != "ok" or self.measured.trace is None:
+            return
+        sites = self.measured.capture.sites
+        for knob, targets in knobs_to_try(sites):
+            task = self.task("what_if", knob=knob, targets=tuple(targets), sites=sites)
+            outcome = self.run(task, f"what-if {knob.name}")
+            self.measured.what_ifs.append(_what_if_result(knob, targets, outcome))
+
+    def workload(self) -> Workload:
+        """A stand-in for the judge, which needs only the name: the workload itself was built
+        in the worker processes."""
+        return Workload(_in_child, name=self.name or self.options.target)
+
+
+def _mode_result(mode: str, outcome: TaskResult | ModeError) -> ModeResult:
+    if isinstance(outcome, ModeError):
+        return ModeResult(mode, "failed", error=outcome)
+    if outcome.error or outcome.mode is None:
+        return ModeResult(
+            mode, "failed", error=ModeError("Error", outcome.error or "no result for this mode")
+        )
+    return outcome.mode
+
+
+def _skipped(mode: str) -> ModeResult:
+    return ModeResult(mode, "skipped", error=ModeError("Skipped", "not run: eager failed"))
+
+
+def _what_if_result(
+    knob: Knob, targets: list[BreakSite], outcome: TaskResult | ModeError
+) -> WhatIf:
+    if isinstance(outcome, TaskResult) and outcome.what_if is not None:
+        return outcome.what_if
+    error = (
+        f"{outcome.type}: {outcome.message}"
+        if isinstance(outcome, ModeError)
+        else outcome.error or "no result"
+    )
+    return WhatIf(
+        knob.name, knob.setting, knob.fix, "failed", tuple(t.id for t in targets), error=error
+    )
+
+
+def params_json(params: tuple[tuple[str, Any], ...]) -> str:
+    """The factory's keyword arguments as JSON, for the worker; they must be JSON values."""
+    try:
+        return json.dumps(dict(params))
+    except (TypeError, ValueError) as exc:
+        raise AdvisorError(
+            f"--isolate passes factory parameters as JSON, and these are not: {exc}"
+        ) from None
+
+
+def run_isolated(
+    options: RunOptions,
+    device: str,
+    progress: Progress,
+    started: float | None = None,
+    command: Command = worker_command,
+) -> Report:
+    """Measure every mode and what-if in its own process, then judge here. Ctrl-C raises
+    `RunInterrupted` with the modes measured so far."""
+    started = time.perf_counter() if started is None else started
+    find_factory(options.target)  # bad targets fail here, in seconds, not in a worker
+    run = IsolatedRun(options, device, progress, command)
+    try:
+        measured = run.measure()
+    except KeyboardInterrupt:
+        report = judge_partial(run.workload(), options, device, run.measured, started)
+        raise RunInterrupted(report) from None
+    return judge(run.workload(), options, device, measured, started)

@@ -1,0 +1,170 @@
+"""`--redact`: a report fit for a public issue, with no source text and no absolute paths.
+
+A pure function, Report -> Report: every output (JSON, Markdown, HTML, console, the trace) is
+rendered from the redacted report, so none of them can leak what it removed.
+
+- Source text goes: `Location.code`, `ModeError.code` (the lines Dynamo quoted).
+- Paths become what a reader needs: the user's files relative to the workload's folder (the
+  folder the renderers show them relative to anyway), installed code from the package on
+  (kept under `.../site-packages/` so it still reads as installed), anything else as
+  `.../NAME`. File names, line numbers and function names stay.
+- Free text (messages, reasons, hints, warnings, the target and its parameters) keeps its
+  words, with every absolute path in it replaced the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+
+from advisor.model import (
+    Action,
+    BreakEntry,
+    BreakSite,
+    GraphRecord,
+    Location,
+    ModeError,
+    ModeResult,
+    RecompileAdvice,
+    Report,
+    WhatIf,
+    WorkloadInfo,
+)
+from advisor.paths import common_folder
+
+# Installed code from its package folder on (as `paths.package_relative` reads it).
+_INSTALLED_TAILS = (
+    re.compile(r"[/\\](?:site|dist)-packages[/\\].+$"),
+    re.compile(r"[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\].+$"),
+)
+# An absolute path inside text: a slash (or a drive letter) that no word, dot, colon or slash
+# precedes (so not `1/0`, `ms/call`, or the path of an https:// link), then at least two parts.
+_PATH_CHARS = r"[^\s'\"`:;,()\[\]{}<>|]"
+_ABSOLUTE_IN_TEXT = re.compile(
+    rf"(?<![\w.:/\\-])(?:[A-Za-z]:[\\/]|/){_PATH_CHARS}+(?:[\\/]{_PATH_CHARS}+)+"
+)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Redacts paths and text; `base` is the folder of the user's files."""
+
+    base: str | None
+
+    def path(self, path: str | None) -> str | None:
+        if not path or not _is_absolute(path):
+            return path
+        installed = next((m for p in _INSTALLED_TAILS if (m := p.search(path))), None)
+        if installed:
+            return "..." + installed.group().replace("\\", "/")
+        if self.base:
+            rel = os.path.relpath(path, self.base) if _same_drive(path, self.base) else ".."
+            if not rel.startswith(".."):
+                return rel.replace("\\", "/")
+        return ".../" + re.split(r"[/\\]", path)[-1]
+
+    def text(self, text: str | None) -> str | None:
+        if not text:
+            return text
+        return _ABSOLUTE_IN_TEXT.sub(lambda m: self.path(m.group()) or "", text)
+
+    def location(self, loc: Location | None) -> Location | None:
+        if loc is None:
+            return None
+        return replace(loc, file=self.path(loc.file) or "", code="")
+
+    def site(self, site: BreakSite) -> BreakSite:
+        return replace(
+            site,
+            where=self.location(site.where),
+            reached_from=self.location(site.reached_from),
+            also_at=tuple(self.location(a) for a in site.also_at),  # type: ignore[misc]
+            explanation=self.text(site.explanation) or "",
+            hints=tuple(self.text(h) or "" for h in site.hints),
+        )
+
+    def entry(self, entry: BreakEntry) -> BreakEntry:
+        return replace(
+            entry, site=self.site(entry.site), causes=tuple(self.site(c) for c in entry.causes)
+        )
+
+    def mode(self, mode: ModeResult) -> ModeResult:
+        if mode.error is None:
+            return mode
+        err: ModeError = mode.error
+        error = replace(
+            err, message=self.text(err.message) or "", file=self.path(err.file), code=None
+        )
+        return replace(mode, error=error)
+
+    def graph(self, graph: GraphRecord) -> GraphRecord:
+        return replace(
+            graph,
+            file=self.path(graph.file) or "",
+            recompile_reason=self.text(graph.recompile_reason),
+        )
+
+    def what_if(self, what_if: WhatIf) -> WhatIf:
+        return replace(
+            what_if,
+            new_breaks=tuple(self.location(b) for b in what_if.new_breaks),  # type: ignore[misc]
+            error=self.text(what_if.error),
+        )
+
+    def action(self, action: Action) -> Action:
+        return replace(action, where=self.location(action.where))
+
+    def recompile(self, advice: RecompileAdvice) -> RecompileAdvice:
+        return replace(advice, reason=self.text(advice.reason) or "")
+
+    def workload(self, info: WorkloadInfo) -> WorkloadInfo:
+        where, sep, factory = info.target.rpartition(":")
+        target = (
+            f"{self.path(where)}{sep}{factory}"
+            if sep and _is_absolute(where)
+            else self.text(info.target) or ""
+        )
+        params = tuple((k, self.text(v) or "") for k, v in info.params)
+        return replace(info, target=target, params=params)
+
+
+def redact(report: Report) -> Report:
+    """The report without source text or absolute paths (see the module docstring)."""
+    r = Redactor(_user_folder(report))
+    return replace(
+        report,
+        workload=r.workload(report.workload),
+        modes=tuple(r.mode(m) for m in report.modes),
+        graphs=tuple(r.graph(g) for g in report.graphs),
+        sites=tuple(r.site(s) for s in report.sites),
+        breaks=tuple(r.entry(b) for b in report.breaks),
+        what_ifs=tuple(r.what_if(w) for w in report.what_ifs),
+        actions=tuple(r.action(a) for a in report.actions),
+        recompiles=tuple(r.recompile(a) for a in report.recompiles),
+        warnings=tuple(r.text(w) or "" for w in report.warnings),
+        redacted=True,
+    )
+
+
+def _user_folder(report: Report) -> str | None:
+    """The folder the renderers show the user's files relative to (see `render.view`), or
+    the target's folder when no break or graph names a file."""
+    files = [s.where.file for s in report.sites] + [g.file for g in report.graphs]
+    folder = common_folder([f for f in files if _is_absolute(f)])
+    if not folder:
+        where = report.workload.target.rpartition(":")[0]
+        folder = os.path.dirname(where) if _is_absolute(where) else None
+    # Files spread over the whole disk: relative to the root they would show every folder
+    # name (a user name among them), so they are shown by name alone.
+    if folder is None or os.path.dirname(folder.rstrip("/\\")) == folder.rstrip("/\\"):
+        return None
+    return folder
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith("/") or bool(re.match(r"^[A-Za-z]:[\\/]", path))
+
+
+def _same_drive(path: str, base: str) -> bool:
+    return os.path.splitdrive(path)[0].lower() == os.path.splitdrive(base)[0].lower()

@@ -1,0 +1,271 @@
+"""`--isolate`: a hang, a crash or a failure in one process is that mode's finding, and the
+others are reported as usual. Most tests use a fake worker that starts in milliseconds
+(tests/support/fake_worker.py); the last ones run the real worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from advisor import isolate
+from advisor.artifacts import Capture, ProfileTrace
+from advisor.errors import AdvisorError
+from advisor.isolate import IsolatedRun, Task, TaskResult, run_isolated
+from advisor.model import BreakSite, Location, ModeError, ModeResult, Settings
+from advisor.pipeline import RunInterrupted, RunOptions
+from advisor.taxonomy import knob_for
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_WORKER = ROOT / "tests" / "support" / "fake_worker.py"
+TARGET = str(ROOT / "tests" / "targets" / "good.py") + ":factory"
+
+
+def fake_command(request: Path, result: Path, faults: Path) -> list[str]:
+    return [sys.executable, str(FAKE_WORKER), str(request), str(result), str(faults)]
+
+
+def options(behave: dict[str, str], timeout_s: float | None = 30.0) -> RunOptions:
+    settings = Settings(isolate=True, timeout_s=timeout_s, what_if=False)
+    return RunOptions(TARGET, "cpu", settings, params=(("behave", behave),))
+
+
+def modes_of(report) -> dict[str, tuple[str, str | None]]:  # type: ignore[no-untyped-def]
+    return {m.mode: (m.status, m.error.type if m.error else None) for m in report.modes}
+
+
+def test_a_hang_is_killed_at_the_timeout_and_the_other_modes_are_reported() -> None:
+    report = run_isolated(
+        options({"default": "hang"}, 1.0), "cpu", lambda _m: None, None, fake_command
+    )
+    assert modes_of(report) == {
+        "eager": ("ok", None),
+        "default": ("failed", "Timeout"),
+        "fullgraph": ("ok", None),
+    }
+    error = report.mode("default").error
+    assert error.message.startswith("timed out after 1 s (process group killed)")
+    # the stack the worker dumped when asked says where it was
+    assert error.file == str(FAKE_WORKER) and error.message.endswith("it was in wait_forever")
+    assert report.mode("eager").latency.median_ms == 1.0
+
+
+def test_a_segfault_is_a_crash_of_that_mode() -> None:
+    report = run_isolated(
+        options({"fullgraph": "segfault"}), "cpu", lambda _m: None, None, fake_command
+    )
+    assert modes_of(report)["fullgraph"] == ("failed", "Crash")
+    assert modes_of(report)["default"] == ("ok", None)
+    error = report.mode("fullgraph").error
+    assert error.message.startswith("the process was killed by SIGSEGV")
+    assert error.file == str(FAKE_WORKER)
+
+
+def test_an_exit_without_a_result_is_a_crash_with_the_last_error_line() -> None:
+    report = run_isolated(options({"default": "exit"}), "cpu", lambda _m: None, None, fake_command)
+    error = report.mode("default").error
+    assert (error.type, error.message) == (
+        "Crash",
+        "the process exited with code 1: RuntimeError: the backend gave up",
+    )
+
+
+def test_bad_input_found_by_the_eager_process_stops_the_run_as_in_process() -> None:
+    with pytest.raises(AdvisorError, match="the workload fails in eager mode: RuntimeError: bad"):
+        run_isolated(options({"eager": "error"}), "cpu", lambda _m: None, None, fake_command)
+
+
+def test_when_eager_crashes_the_compiled_modes_are_skipped() -> None:
+    report = run_isolated(
+        options({"eager": "segfault"}), "cpu", lambda _m: None, None, fake_command
+    )
+    assert modes_of(report) == {
+        "eager": ("failed", "Crash"),
+        "default": ("skipped", "Skipped"),
+        "fullgraph": ("skipped", "Skipped"),
+    }
+
+
+def test_a_what_if_that_hangs_is_a_failed_what_if() -> None:
+    site = BreakSite(
+        "B1", "GB0059", "Failed to trace builtin operator", Location("/x/m.py", 3, "f", "print(x)")
+    )
+    run = IsolatedRun(
+        RunOptions(
+            TARGET,
+            "cpu",
+            Settings(isolate=True, timeout_s=1.0),
+            params=(("behave", {"what_if": "hang"}),),
+        ),
+        "cpu",
+        lambda _m: None,
+        fake_command,
+    )
+    run.measured.modes.append(ModeResult("default", "ok"))
+    run.measured.capture = Capture(sites=(site,))
+    run.measured.trace = ProfileTrace("cpu", ())
+    run.measure_what_ifs()
+    (what_if,) = run.measured.what_ifs
+    assert what_if.knob == knob_for(site).name
+    assert (what_if.status, what_if.targets) == ("failed", ("B1",))
+    assert what_if.error.startswith("Timeout: timed out after 1 s")
+
+
+def test_ctrl_c_kills_the_running_process_and_keeps_the_modes_measured() -> None:
+    started: list[str] = []
+
+    def progress(message: str) -> None:
+        started.append(message)
+        if "default" in message:  # Ctrl-C a moment after the hanging process starts
+            threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+    with pytest.raises(RunInterrupted) as stop:
+        run_isolated(options({"default": "hang"}, None), "cpu", progress, None, fake_command)
+    report = stop.value.report
+    assert report.incomplete
+    assert modes_of(report) == {"eager": ("ok", None), "fullgraph": ("ok", None)}
+
+
+def test_frames_are_read_from_a_faulthandler_dump() -> None:
+    dump = (
+        "Fatal Python error: Segmentation fault\n\n"
+        "Current thread 0x00007f (most recent call first):\n"
+        '  File "/venv/lib/python3.11/site-packages/torch/x.py", line 5 in inner\n'
+        '  File "/home/u/model.py", line 12 in forward\n'
+        "\nExtension modules: numpy (total: 1)\n"
+    )
+    assert isolate.dumped_frames(dump) == [
+        ("/venv/lib/python3.11/site-packages/torch/x.py", 5, "inner"),
+        ("/home/u/model.py", 12, "forward"),
+    ]
+    error = isolate.crash_error("was killed by SIGSEGV", dump)
+    assert (error.file, error.line) == ("/home/u/model.py", 12)  # the user's frame first
+    assert error.message == "the process was killed by SIGSEGV; it was in forward"
+    assert isolate.crash_error("x", "no dump here") == ModeError("Crash", "the process x")
+
+
+def test_parameters_that_are_not_json_are_refused_before_measuring() -> None:
+    with pytest.raises(AdvisorError, match="--isolate passes factory parameters as JSON"):
+        isolate.params_json((("weights", object()),))
+
+
+def test_tasks_and_results_survive_the_trip_through_json() -> None:
+    site = BreakSite("B1", "GB0124", "Unsupported Tensor.item() call", Location("/m.py", 4))
+    knob = knob_for(site)
+    task = Task(
+        "what_if",
+        "t.py:f",
+        json.dumps({"n": 2}),
+        "cpu",
+        Settings(repeats=4),
+        knob,
+        (site,),
+        (site,),
+    )
+    assert isolate.task_from_json(isolate.task_to_json(task)) == task
+    result = TaskResult("w", ModeResult("eager", "ok", 0.1), warnings=("x",))
+    assert isolate.result_from_json(isolate.result_to_json(result)) == result
+
+
+# --- the real worker ---------------------------------------------------------------------------
+
+
+def measured_in_worker(task: Task) -> TaskResult:
+    """The worker's measurement, through the JSON the parent would read."""
+    from advisor import torch_adapter
+    from advisor.isolated_worker import measure_task
+
+    try:
+        return isolate.result_from_json(isolate.result_to_json(measure_task(task)))
+    finally:
+        torch_adapter.reset_dynamo()
+
+
+@pytest.mark.inductor
+def test_the_worker_measures_each_task_and_the_parent_judges_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from advisor.pipeline import Measurements, judge
+    from advisor.workload import Workload
+
+    monkeypatch.chdir(ROOT)
+    settings = Settings(repeats=3, budget_s=5.0, min_block_s=0.005, profile_calls=3)
+    tiny = "tests/targets/tiny.py:factory"
+    eager = measured_in_worker(Task("eager", tiny, "{}", "cpu", settings))
+    default = measured_in_worker(Task("default", tiny, "{}", "cpu", settings))
+    assert default.capture is not None and default.trace is not None and default.mode is not None
+    (site,) = default.capture.sites
+    knob = knob_for(site)
+    assert knob is not None
+    sites = default.capture.sites
+    what_if = measured_in_worker(Task("what_if", tiny, "{}", "cpu", settings, knob, sites, sites))
+
+    assert eager.mode is not None and what_if.what_if is not None
+    measured = Measurements(
+        [eager.mode, default.mode], default.capture, default.trace, [what_if.what_if]
+    )
+    report = judge(Workload(print, name=eager.name), RunOptions(tiny), "cpu", measured, 0.0)
+    assert (site.gb_code, site.where.line) == ("GB0059", 8)
+    assert [m.mode for m in report.modes] == ["eager", "default"]
+    assert [b.site.gb_code for b in report.breaks] == ["GB0059"]
+    assert report.what_ifs[0].status == "measured" and report.what_ifs[0].removed == (site.id,)
+    assert report.attribution.calls
+
+
+@pytest.mark.inductor
+def test_isolated_run_reports_a_segfault_in_the_default_mode(tmp_path: Path) -> None:
+    import subprocess
+
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "run",
+            "tests/targets/unruly.py:crashes_when_compiled",
+            "--isolate",
+            "--timeout",
+            "300",
+            "--out",
+            str(out),
+            "--repeats",
+            "3",
+            "--budget",
+            "5",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "report.json").read_text())
+    modes = {m["mode"]: m for m in data["modes"]}
+    assert modes["eager"]["status"] == "ok" and modes["eager"]["latency"]["n"] == 3
+    assert modes["fullgraph"]["status"] == "failed"
+    assert modes["fullgraph"]["error"]["type"] != "Crash"  # fullgraph=True refuses the call
+    crash = modes["default"]["error"]
+    assert (modes["default"]["status"], crash["type"]) == ("failed", "Crash")
+    assert crash["message"].startswith("the process was killed by SIGSEGV")
+    assert crash["file"].endswith("tests/targets/unruly.py") and crash["line"] == 18
+    assert data["settings"]["isolate"] is True and data["settings"]["timeout_s"] == 300
+    assert "compile (default) failed (Crash at" in (out / "report.md").read_text()
+
+
+def test_failed_and_skipped_modes_are_said_at_the_top_of_the_report() -> None:
+    from advisor.render.markdown import render_markdown
+
+    report = run_isolated(
+        options({"eager": "segfault"}), "cpu", lambda _m: None, None, fake_command
+    )
+    md = render_markdown(report)
+    assert f"> **Warning:** eager failed (Crash at {FAKE_WORKER}:" in md
+    assert "> **Warning:** compile (default) skipped: not run: eager failed" in md
+    assert "> **Warning:** compile (fullgraph=True) skipped: not run: eager failed" in md
