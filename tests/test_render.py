@@ -103,7 +103,7 @@ def test_timeline_legend_names_no_none(monkeypatch: pytest.MonkeyPatch) -> None:
         shown.append([text.get_text() for text in legend.get_texts()])
         return b""
 
-    monkeypatch.setattr(figures, "_png", capture_legend)
+    monkeypatch.setattr(figures, "png", capture_legend)
     report = full_report()
     call = report.attribution.calls[0]
     unnamed = (Segment("gap", call.total_us, 3.0), Segment("compiled", call.total_us + 3.0, 1.0))
