@@ -383,6 +383,7 @@ class Timing:
     warnings: list[str] = field(default_factory=list)
 
 
+MIN_ROUNDS = 3  # whatever the budget: a median and a spread need a few samples
 MAX_ROUNDS = 10_000  # a bound on rounds whatever the budget (a clock that barely moves)
 
 
@@ -393,24 +394,19 @@ def interleaved_samples(
 
     Every round times one block of each callable, rotating which goes first, so drift hits them
     alike; all callables stay in every round until each one's median has a 95% interval within
-    `settings.target_ci` of it (at least `settings.repeats` rounds), or the next round would
-    exceed `settings.budget_s`. Keeping them together keeps the rounds balanced: a callable that
-    settled early still shares every later round's drift with the others.
+    `settings.target_ci` of it (at least `settings.repeats` rounds), or the next round, at the
+    mean length of the rounds so far, would exceed `settings.budget_s` (judged from the rounds
+    themselves, so one slow early block does not cut the minimum). Keeping them together keeps
+    the rounds balanced: a callable that settled early still shares every later round's drift
+    with the others.
     """
     warnings: list[str] = []
     live = _Live(list(runs), warnings)
     number = _block_sizes(live, settings, timer)
-    round_s = 0.0
-    for label, call in list(live.runs):
-        try:
-            round_s += timer.time_block(call, number[label])
-        except Exception as exc:
-            live.drop(label, exc, "while being timed")
-    min_rounds = _affordable_rounds(settings, round_s, warnings)
     samples: dict[str, list[float]] = {label: [] for label, _ in live.runs}
     start = timer.now()
     rounds = 0
-    while live.runs and not _enough(samples, rounds, min_rounds, timer.now() - start, settings):
+    while live.runs and not _enough(samples, rounds, timer.now() - start, settings):
         shift = rounds % len(live.runs)
         for label, call in live.runs[shift:] + live.runs[:shift]:
             try:
@@ -421,6 +417,11 @@ def interleaved_samples(
                 continue
             samples[label].append(elapsed / number[label])
         rounds += 1
+    if live.runs and rounds < settings.repeats:
+        warnings.append(
+            f"time budget {settings.budget_s:g}s allowed {rounds} of {settings.repeats} "
+            "rounds; raise --budget for more samples"
+        )
     target = settings.target_ci if settings.target_ci > 0 else None
     stats = {
         label: latency_stats(values, number[label], target)
@@ -466,30 +467,20 @@ def _block_sizes(live: _Live, settings: Settings, timer: Timer) -> dict[str, int
     return number
 
 
-def _affordable_rounds(settings: Settings, round_s: float, warnings: list[str]) -> int:
-    affordable = max(3, int(settings.budget_s / max(round_s, 1e-9) + 1e-6))
-    if affordable < settings.repeats:
-        warnings.append(
-            f"time budget {settings.budget_s:g}s allows {affordable} of {settings.repeats} "
-            "rounds; raise --budget for more samples"
-        )
-        return affordable
-    return settings.repeats
-
-
 def _enough(
-    samples: Mapping[str, list[float]],
-    rounds: int,
-    min_rounds: int,
-    elapsed_s: float,
-    settings: Settings,
+    samples: Mapping[str, list[float]], rounds: int, elapsed_s: float, settings: Settings
 ) -> bool:
-    """Whether to stop after `rounds` rounds that took `elapsed_s`."""
-    if rounds < min_rounds:
+    """Whether to stop after `rounds` rounds that took `elapsed_s`: at least MIN_ROUNDS (or
+    `repeats` if fewer), then `repeats` while the budget lasts, then until every median
+    reached the target while it lasts."""
+    if rounds < min(MIN_ROUNDS, settings.repeats):
         return False
-    if settings.target_ci <= 0 or rounds >= MAX_ROUNDS:
+    # the next round, at the mean round's length, would pass the budget (slack for float noise)
+    if rounds >= MAX_ROUNDS or elapsed_s * (rounds + 1) / rounds > settings.budget_s + 1e-9:
         return True
-    if elapsed_s + elapsed_s / rounds > settings.budget_s:  # the next round would not fit
+    if rounds < settings.repeats:
+        return False
+    if settings.target_ci <= 0:
         return True
     return all(relative_half_width(v) <= settings.target_ci for v in samples.values() if v)
 

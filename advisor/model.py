@@ -53,6 +53,7 @@ class Environment:
     cuda: str | None = None
     load_average: tuple[float, ...] = ()  # os.getloadavg() when the run started (1, 5, 15 min)
     cpu_affinity: tuple[int, ...] = ()  # CPUs the process was pinned to while measuring
+    cpu_count: int = 0  # CPUs of the machine (os.cpu_count), for reading the load average
 
 
 @dataclass(frozen=True)

@@ -277,7 +277,7 @@ def scheduled(clock: FakeClock, label: str, costs: Callable[[int], float]) -> Ca
 
 
 # One call per block (min_block_s below any cost), no warm-up: each callable's first call
-# calibrates the block size, its second is the discarded sizing round, the rest are samples.
+# calibrates the block size, the rest are samples.
 ADAPTIVE = Settings(warmup=0, repeats=20, budget_s=100.0, min_block_s=1e-6, target_ci=0.02)
 STEADY_MS = 1.0
 
@@ -285,7 +285,7 @@ STEADY_MS = 1.0
 def test_rounds_go_on_until_every_median_interval_reaches_the_target() -> None:
     clock = FakeClock()
     slow = 9  # the noisy callable's first 9 samples are 50% slower, the rest steady
-    noisy = scheduled(clock, "noisy", lambda i: 1.5e-3 if 2 <= i < 2 + slow else 1e-3)
+    noisy = scheduled(clock, "noisy", lambda i: 1.5e-3 if 1 <= i < 1 + slow else 1e-3)
     steady = scheduled(clock, "steady", lambda i: 1e-3)
     timing = harness.interleaved_samples(
         [("steady", steady), ("noisy", noisy)], ADAPTIVE, harness.WallTimer(clock=clock.now)
@@ -349,8 +349,24 @@ def test_samples_are_kept_in_timing_order() -> None:
     timing = harness.interleaved_samples(
         [("rising", rising)], settings, harness.WallTimer(clock=clock.now)
     )
-    # calls 0 and 1 size the blocks; samples are calls 2..7
-    assert timing.stats["rising"].samples_ms == pytest.approx([0.3, 0.4, 0.5, 0.6, 0.7, 0.8])
+    # call 0 sizes the blocks; samples are calls 1..6
+    assert timing.stats["rising"].samples_ms == pytest.approx([0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+
+
+def test_one_slow_early_block_does_not_cut_the_minimum_rounds() -> None:
+    # the budget is judged from the rounds taken: a 30 ms hiccup in the first timed block of a
+    # 1 ms callable leaves room for the 20 rounds in 0.1 s (a prediction from that first round
+    # alone would allow 3)
+    clock = FakeClock()
+    hiccup = scheduled(clock, "hiccup", lambda i: 30e-3 if i == 1 else 1e-3)
+    steady = scheduled(clock, "steady", lambda i: 1e-3)
+    settings = dataclasses.replace(ADAPTIVE, budget_s=0.1)
+    timing = harness.interleaved_samples(
+        [("hiccup", hiccup), ("steady", steady)], settings, harness.WallTimer(clock=clock.now)
+    )
+    assert timing.stats["hiccup"].n == settings.repeats
+    assert timing.stats["hiccup"].target_met is True
+    assert not timing.warnings
 
 
 def test_pinned_sets_and_restores_threads_and_cpus() -> None:

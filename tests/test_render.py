@@ -144,3 +144,17 @@ def test_an_ignore_inside_the_noise_says_so() -> None:
         dataclasses.replace(report, breaks=(dataclasses.replace(entry, decision=noisy),))
     )
     assert "cannot be told from zero here" in md
+
+
+def test_a_busy_machine_is_an_alert() -> None:
+    report = full_report()
+    busy_env = dataclasses.replace(report.environment, load_average=(6.1, 5.0, 4.0), cpu_count=2)
+    busy = dataclasses.replace(report, environment=busy_env)
+    assert "The machine was busy when measuring began (load average 6.10 on 2 CPUs)" in (
+        render_text(busy)
+    )
+    assert "--threads 1" not in render_text(busy)  # this run already set its threads
+    unpinned = dataclasses.replace(busy, settings=dataclasses.replace(busy.settings, threads=None))
+    assert "--threads 1 keeps torch's threads" in render_markdown(unpinned)
+    quiet_env = dataclasses.replace(busy_env, load_average=(1.9, 1.0, 1.0))
+    assert "busy" not in render_text(dataclasses.replace(report, environment=quiet_env))

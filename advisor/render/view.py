@@ -248,6 +248,9 @@ def _alerts(report: Report, display: Display) -> list[str]:
     out = []
     if report.incomplete:
         out.append("Incomplete: the run was interrupted; only the modes measured so far are here.")
+    busy = busy_machine_alert(report)
+    if busy:
+        out.append(busy)
     for m in report.modes:
         alert = noise_alert(m, report.settings)
         if alert:
@@ -263,6 +266,22 @@ def _alerts(report: Report, display: Display) -> list[str]:
     if finding:
         out.append(finding)
     return out
+
+
+def busy_machine_alert(report: Report) -> str | None:
+    """Other work on the machine when measuring began: more runnable threads than CPUs."""
+    env = report.environment
+    if not env.load_average or not env.cpu_count or env.load_average[0] <= env.cpu_count:
+        return None
+    advice = (
+        "; --threads 1 keeps torch's threads from waiting on each other while descheduled"
+        if not report.settings.threads
+        else ""
+    )
+    return (
+        f"The machine was busy when measuring began (load average {env.load_average[0]:.2f} "
+        f"on {env.cpu_count} CPUs): timings are likely noisy{advice}."
+    )
 
 
 def noise_alert(mode: ModeResult, settings: Settings) -> str | None:
