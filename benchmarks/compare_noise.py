@@ -302,13 +302,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inject-repeats", type=int, default=2)
     parser.add_argument("--min-effect", type=float, default=0.05)
     parser.add_argument("--budget", type=float, default=Settings.budget_s, help="per timing, s")
+    parser.add_argument("--threads", type=int, default=None, help="as `advisor run --threads`")
     parser.add_argument("--wait", type=float, default=600.0, help="most seconds to wait for quiet")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     out = args.out or report_io.default_run_dir(Path("reports/benchmarks"), "compare_noise")
     report_io.check_writable(out, ("compare_noise.md", "compare_noise.json"))
     quiet = wait_until_quiet(args.wait)
-    settings, rule = Settings(budget_s=args.budget), Rule(min_effect=args.min_effect)
+    settings = Settings(budget_s=args.budget, threads=args.threads)
+    rule = Rule(min_effect=args.min_effect)
     started = time.perf_counter()
     runs: list[RunRecord] = []
     pairs: list[PairRecord] = []
@@ -340,7 +342,9 @@ def _write(
         f"{', '.join(f'{v:.2f}' for v in env.load_average)}. Wall time {wall / 60:.1f} min.",
         "",
         f"Settings: {args.runs} back-to-back runs per scenario ({', '.join(args.scenarios)}), "
-        f"modes eager and default, adaptive sampling (at least {settings.repeats} rounds, "
+        f"modes eager and default, {settings.threads or 'default'} torch thread(s)"
+        f"{' pinned' if settings.threads else ''}, adaptive sampling (at least "
+        f"{settings.repeats} rounds, "
         f"±{settings.target_ci:.0%} target, {settings.budget_s:g} s budget); injected into "
         f"{INJECT_SCENARIO}: +10% and 2x, {args.inject_repeats} times each. Old rule: p < "
         f"{rule.alpha} and the ratio's 95% interval excludes 1. New rule: also |change| > "
