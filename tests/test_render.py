@@ -118,6 +118,10 @@ def test_missed_target_is_an_alert_in_every_rendering() -> None:
     assert alert in json.loads(render_json(report))["alerts"]
     assert "±20.0% (target NOT met)" in render_markdown(report)
     assert not any("interval" in a for a in json.loads(render_json(full_report()))["alerts"])
+    unpinned = dataclasses.replace(
+        report, settings=dataclasses.replace(report.settings, threads=None)
+    )
+    assert f"{alert} On a shared machine --threads 1 often steadies it" in render_text(unpinned)
 
 
 def test_an_ignore_inside_the_noise_says_so() -> None:

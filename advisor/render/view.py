@@ -301,9 +301,17 @@ def noise_alert(mode: ModeResult, settings: Settings) -> str | None:
         )
     if not reasons:
         return None
+    # measured (reports/benchmarks/adaptive): on a shared 2-core machine, clean_mlp's IQR was
+    # 60-115% with torch's default threads and 2-7% with --threads 1
+    hint = (
+        " On a shared machine --threads 1 often steadies it (torch's threads stop waiting on "
+        "each other when another process takes a CPU)."
+        if not settings.threads
+        else ""
+    )
     return (
         f"{MODE_LABELS.get(mode.mode, mode.mode)} is noisy: {' and '.join(reasons)}; costs, "
-        "verdicts and comparisons from it are uncertain."
+        f"verdicts and comparisons from it are uncertain.{hint}"
     )
 
 
