@@ -66,27 +66,8 @@ class _Parser(argparse.ArgumentParser):
         raise AdvisorError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="advisor",
-        description="Find, cost and fix torch.compile graph breaks.",
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    run = sub.add_parser("run", help="measure and analyse a workload, write a report folder")
-    run.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
-    run.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        type=_param,
-        help="keyword argument for the factory (repeatable; VALUE read as JSON when it parses)",
-    )
-    run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
-    run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
-    run.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
+def _add_timing_options(run: argparse.ArgumentParser) -> None:
+    """How `advisor run` times the modes: rounds, the interval target, budget, blocks, threads."""
     run.add_argument(
         "--repeats",
         type=_positive_int,
@@ -119,6 +100,30 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="torch intra-op threads while measuring, the process pinned to that many CPUs",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="advisor",
+        description="Find, cost and fix torch.compile graph breaks.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="measure and analyse a workload, write a report folder")
+    run.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_param,
+        help="keyword argument for the factory (repeatable; VALUE read as JSON when it parses)",
+    )
+    run.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
+    run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
+    run.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
+    _add_timing_options(run)
     run.add_argument("--profile-calls", type=_positive_int, default=Settings.profile_calls)
     run.add_argument(
         "--no-what-if", action="store_true", help="skip measuring config-knob counterfactuals"
