@@ -91,6 +91,7 @@ def compare_reports(
     ):
         if b != a:
             warnings.append(f"{label} differs ({b} vs {a}): the comparison measures that too")
+    warnings += _busy_warnings(before, after)
     modes = []
     for name in ("eager", "default", "fullgraph"):
         mb, ma = before.mode(name), after.mode(name)
@@ -120,6 +121,22 @@ def between_run_noise(before: LatencyStats, after: LatencyStats) -> float | None
     if db is None or da is None:
         return None
     return math.hypot(db, da)
+
+
+def _busy_warnings(before: Report, after: Report) -> list[str]:
+    """A run that began on a busy machine: its speed can shift from one run to the next by more
+    than any drift inside it shows (measured: A/A pairs 4x apart, reports/benchmarks/
+    compare_noise/default-threads), so say so beside the verdicts."""
+    out = []
+    for label, report in (("before", before), ("after", after)):
+        env = report.environment
+        if env.load_average and env.cpu_count and env.load_average[0] > env.cpu_count:
+            out.append(
+                f"the {label} run began on a busy machine (load average "
+                f"{env.load_average[0]:.2f} on {env.cpu_count} CPUs): run-to-run shifts can "
+                "exceed the noise it shows; measure both on a quiet machine"
+            )
+    return out
 
 
 def _noise_warnings(name: str, *runs: tuple[str, LatencyStats | None]) -> list[str]:

@@ -148,3 +148,12 @@ def test_compare_cli_min_effect_option(tmp_path: Path, capsys: pytest.CaptureFix
     assert "below the 20.0% minimum effect" in capsys.readouterr().out
     assert main(["compare", str(before), str(after), "--min-effect", "2"]) == 2
     assert "fraction" in capsys.readouterr().err
+
+
+def test_a_run_begun_on_a_busy_machine_is_flagged() -> None:
+    quiet = with_samples(epochs_at([1.0] * 4))
+    busy_env = dataclasses.replace(quiet.environment, load_average=(4.5, 3.0, 2.0), cpu_count=2)
+    busy = dataclasses.replace(quiet, environment=busy_env)
+    (warning,) = [w for w in compare_reports(quiet, busy).warnings if "busy" in w]
+    assert warning.startswith("the after run began on a busy machine (load average 4.50 on 2")
+    assert not [w for w in compare_reports(quiet, quiet).warnings if "busy" in w]
