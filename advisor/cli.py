@@ -48,6 +48,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction from 0 up to 1 (got {text})")
+    return value
+
+
 def _param(text: str) -> tuple[str, object]:
     key, sep, raw = text.partition("=")
     if not sep or not key.isidentifier():
@@ -80,27 +90,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
     parser.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
-    parser.add_argument(
-        "--repeats",
-        type=_positive_int,
-        default=Settings.repeats,
-        help="interleaved timing rounds per mode",
-    )
-    parser.add_argument(
-        "--budget",
-        type=_positive_float,
-        default=Settings.budget_s,
-        help="seconds allowed for steady-state timing (fewer rounds if exceeded)",
-    )
-    parser.add_argument(
-        "--min-block-ms",
-        type=_positive_float,
-        default=Settings.min_block_s * 1e3,
-        help="each timed block of calls lasts at least this long",
-    )
-    parser.add_argument(
-        "--threads", type=_positive_int, default=None, help="torch intra-op threads while measuring"
-    )
+    _add_timing_options(parser)
     parser.add_argument("--profile-calls", type=_positive_int, default=Settings.profile_calls)
     parser.add_argument(
         "--no-what-if", action="store_true", help="skip measuring config-knob counterfactuals"
@@ -110,6 +100,42 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         type=_positive_float,
         default=Settings.ignore_share,
         help="breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
+    )
+
+
+def _add_timing_options(run: argparse.ArgumentParser) -> None:
+    """How the modes are timed: rounds, the interval target, budget, blocks, threads."""
+    run.add_argument(
+        "--repeats",
+        type=_positive_int,
+        default=Settings.repeats,
+        help="the minimum number of interleaved timing rounds (timed blocks per mode)",
+    )
+    run.add_argument(
+        "--target-ci",
+        type=_fraction,
+        default=Settings.target_ci,
+        help="after --repeats rounds, keep timing until each median's 95%% interval is within "
+        "this fraction of it (default 0.02 = ±2%%); 0: exactly --repeats rounds",
+    )
+    run.add_argument(
+        "--budget",
+        type=_positive_float,
+        default=Settings.budget_s,
+        help="the most seconds of timed rounds, for the modes and for each what-if (a median "
+        "that has not reached --target-ci by then is flagged)",
+    )
+    run.add_argument(
+        "--min-block-ms",
+        type=_positive_float,
+        default=Settings.min_block_s * 1e3,
+        help="each timed block of calls lasts at least this long",
+    )
+    run.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="torch intra-op threads while measuring, the process pinned to that many CPUs",
     )
 
 
@@ -148,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("before")
     compare.add_argument("after")
     compare.add_argument("--out", type=Path, help="folder for compare.md/.json/.html")
+    compare.add_argument(
+        "--min-effect",
+        type=_fraction,
+        default=0.05,
+        help="a change smaller than this fraction is never significant (default 0.05 = 5%%)",
+    )
 
     sub.add_parser("scenarios", help="list the built-in scenarios")
 
@@ -234,6 +266,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         ignore_share=args.ignore_share,
         isolate=getattr(args, "isolate", False),
         timeout_s=getattr(args, "timeout", None),
+        target_ci=args.target_ci,
     )
 
 
@@ -355,7 +388,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     before = report_io.load_report(args.before)
     after = report_io.load_report(args.after)
-    comparison = compare.compare_reports(before, after)
+    comparison = compare.compare_reports(before, after, min_effect=args.min_effect)
     print(render_compare_text(comparison))
     if args.out is not None:
         import json

@@ -1,11 +1,20 @@
 """Before/after comparison of two reports, with honest significance.
 
 For each mode measured in both runs: the medians, their ratio with a bootstrap 95% confidence
-interval (resampling the raw samples of each run), and a two-sided Mann-Whitney U test. A change
-is called significant only when p < alpha AND the interval excludes 1. Breaks are matched by
-registry code and user source line (file name + line), so a report says which breaks a change
-removed, added or kept. Differences in environment (torch, device) are flagged: a comparison
-across machines measures the machines too.
+interval (resampling the raw samples of each run), and a two-sided Mann-Whitney U test. Those
+see only the noise inside each run; two runs minutes apart also differ because the machine
+drifts (other work, clocks, caches), by more than either run's interval. So a change is called
+significant only when all of these hold:
+- p < alpha, and the interval of the ratio excludes 1 (the statistics);
+- |ratio - 1| > `min_effect` (default 5%: smaller changes are not worth a claim);
+- |ratio - 1| > the between-run noise: each run's samples are kept in timing order, so its
+  drift is the range of the medians of `stats.EPOCHS` consecutive epochs (as a fraction of its
+  median). The range of four values is about two standard deviations of them; the root sum of
+  squares of the two runs' drifts, about 2.9 standard deviations of a run's median if runs vary
+  as much as epochs do, is then close to the 95% bound (2.8) of the difference of two runs.
+Breaks are matched by registry code and user source line (file name + line), so a report says
+which breaks a change removed, added or kept. Differences in environment (torch, device) are
+flagged: a comparison across machines measures the machines too.
 """
 
 from __future__ import annotations
@@ -33,6 +42,10 @@ class ModeDelta:
     verdict: str = "n/a"  # "faster", "slower", "no significant change", "n/a"
     before_n: int = 0
     after_n: int = 0
+    noise: float | None = None  # between-run noise, a fraction (see the module docstring)
+    # why it is not significant: "p" (p >= alpha), "interval" (it includes no change),
+    # "min_effect", "noise"; "" when significant or not compared
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,12 +66,23 @@ class Comparison:
     breaks: tuple[BreakDelta, ...]
     warnings: tuple[str, ...] = ()
     alpha: float = 0.05
+    min_effect: float = 0.05
     schema_version: int = COMPARE_SCHEMA_VERSION
 
 
+@dataclass(frozen=True)
+class Rule:
+    """What a change must beat to be called significant."""
+
+    alpha: float = 0.05
+    min_effect: float = 0.05
+    seed: int = 0
+
+
 def compare_reports(
-    before: Report, after: Report, alpha: float = 0.05, seed: int = 0
+    before: Report, after: Report, alpha: float = 0.05, min_effect: float = 0.05, seed: int = 0
 ) -> Comparison:
+    rule = Rule(alpha, min_effect, seed)
     warnings: list[str] = []
     for label, b, a in (
         ("torch", before.environment.torch, after.environment.torch),
@@ -67,14 +91,15 @@ def compare_reports(
     ):
         if b != a:
             warnings.append(f"{label} differs ({b} vs {a}): the comparison measures that too")
+    warnings += _busy_warnings(before, after)
     modes = []
     for name in ("eager", "default", "fullgraph"):
         mb, ma = before.mode(name), after.mode(name)
         if mb is None and ma is None:
             continue
-        modes.append(
-            _mode_delta(name, mb.latency if mb else None, ma.latency if ma else None, alpha, seed)
-        )
+        lb, la = (mb.latency if mb else None), (ma.latency if ma else None)
+        modes.append(mode_delta(name, lb, la, rule))
+        warnings += _noise_warnings(name, ("before", lb), ("after", la))
     small = [d.mode for d in modes if 0 < min(d.before_n, d.after_n) < 8]
     if small:
         warnings.append(f"few samples for {', '.join(small)}: significance tests are weak below 8")
@@ -85,15 +110,56 @@ def compare_reports(
         _break_deltas(before, after),
         tuple(warnings),
         alpha,
+        min_effect,
     )
 
 
-def _mode_delta(
-    name: str,
-    before: LatencyStats | None,
-    after: LatencyStats | None,
-    alpha: float,
-    seed: int,
+def between_run_noise(before: LatencyStats, after: LatencyStats) -> float | None:
+    """The root sum of squares of the two runs' drifts; None when a run has too few samples
+    to split into epochs."""
+    db, da = stats.drift(before.samples_ms), stats.drift(after.samples_ms)
+    if db is None or da is None:
+        return None
+    return math.hypot(db, da)
+
+
+def _busy_warnings(before: Report, after: Report) -> list[str]:
+    """A run that began on a busy machine: its speed can shift from one run to the next by more
+    than any drift inside it shows (measured: A/A pairs 4x apart, reports/benchmarks/
+    compare_noise/default-threads), so say so beside the verdicts."""
+    out = []
+    for label, report in (("before", before), ("after", after)):
+        env = report.environment
+        if env.load_average and env.cpu_count and env.load_average[0] > env.cpu_count:
+            out.append(
+                f"the {label} run began on a busy machine (load average "
+                f"{env.load_average[0]:.2f} on {env.cpu_count} CPUs): run-to-run shifts can "
+                "exceed the noise it shows; measure both on a quiet machine"
+            )
+    return out
+
+
+def _noise_warnings(name: str, *runs: tuple[str, LatencyStats | None]) -> list[str]:
+    out = []
+    for label, lat in runs:
+        if lat is None:
+            continue
+        if lat.target_met is False:
+            out.append(
+                f"{name}: the {label} run's median missed its interval target (±"
+                f"{(lat.relative_ci or 0) * 100:.1f}%): its change is uncertain"
+            )
+        if lat.samples_ms and stats.drift(lat.samples_ms) is None:
+            out.append(
+                f"{name}: the {label} run has {lat.n} samples, too few for a between-run noise "
+                f"estimate ({stats.EPOCHS} epochs): only the statistics and the minimum effect "
+                "apply"
+            )
+    return out
+
+
+def mode_delta(
+    name: str, before: LatencyStats | None, after: LatencyStats | None, rule: Rule
 ) -> ModeDelta:
     if not (_testable(before) and _testable(after)):
         return ModeDelta(
@@ -104,10 +170,12 @@ def _mode_delta(
             after_n=after.n if after else 0,
         )
     ratio, low, high = stats.median_ratio_ci(
-        before.samples_ms, after.samples_ms, confidence=1 - alpha, seed=seed
+        before.samples_ms, after.samples_ms, confidence=1 - rule.alpha, seed=rule.seed
     )
     p = stats.mann_whitney_p(before.samples_ms, after.samples_ms)
-    significant = p < alpha and (high < 1.0 or low > 1.0)
+    noise = between_run_noise(before, after)
+    reason = _why_not(ratio, low, high, p, noise, rule)
+    significant = reason == ""
     verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
     return ModeDelta(
         name,
@@ -121,6 +189,8 @@ def _mode_delta(
         verdict,
         before.n,
         after.n,
+        noise,
+        reason,
     )
 
 
@@ -132,6 +202,22 @@ def _testable(latency: LatencyStats | None) -> bool:
     if not all(math.isfinite(s) for s in latency.samples_ms):
         return False
     return stats.median(latency.samples_ms) > 0
+
+
+def _why_not(
+    ratio: float, low: float, high: float, p: float, noise: float | None, rule: Rule
+) -> str:
+    """The first test a change fails (see the module docstring), or "" when it passes all."""
+    change = abs(ratio - 1.0)
+    if p >= rule.alpha:
+        return "p"
+    if low <= 1.0 <= high:
+        return "interval"
+    if change <= rule.min_effect:
+        return "min_effect"
+    if noise is not None and change <= noise:
+        return "noise"
+    return ""
 
 
 def _break_key(report: Report, index: int) -> str:

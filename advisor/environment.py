@@ -33,6 +33,7 @@ def describe(device: str) -> Environment:
         cuda=cuda,
         load_average=load_average(),
         cpu_affinity=cpu_affinity(),
+        cpu_count=os.cpu_count() or 0,
     )
 
 

@@ -8,7 +8,11 @@ Method (after PyTorch's dynamo benchmark harness and `torch.utils.benchmark`):
 - steady state: warm-up calls, then timed blocks of `number` calls with the device synchronised
   before and after each block; the modes are interleaved round by round (rotating which goes
   first) so machine drift hits them all alike; samples are per-call means, summarised by
-  median and IQR, raw samples kept;
+  median and IQR, raw samples kept in timing order;
+- adaptive sampling (like `torch.utils.benchmark`'s `adaptive_autorange`): after `repeats`
+  rounds, rounds go on until every mode's median has a 95% interval within `target_ci` of it or
+  the time budget runs out; each mode records its blocks, its interval and whether it got there;
+- `--threads N` sets torch's threads and pins the process to N CPUs while measuring;
 - peak memory is taken over one extra warm call per mode; results are checked against eager
   with dtype-aware tolerances.
 The clock and the device synchronisation are injected (`Timer`), so the timing logic is tested
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -29,10 +34,11 @@ from typing import Any, Protocol
 import torch
 
 from advisor import torch_adapter
+from advisor.environment import cpu_affinity
 from advisor.errors import AdvisorError, first_line
-from advisor.model import ModeError, ModeResult, Settings
+from advisor.model import LatencyStats, ModeError, ModeResult, Settings
 from advisor.quiet import filtered_native_stderr
-from advisor.stats import latency_stats
+from advisor.stats import latency_stats, relative_half_width
 from advisor.workload import Workload
 
 COMPILED_MODES = ("default", "fullgraph")
@@ -189,7 +195,7 @@ def measure(
     record = record if record is not None else HarnessRecord()
     warnings = record.warnings
 
-    with _threads(settings.threads):
+    with pinned(settings.threads):
         eager = _first_call_eager(workload, timer)
         record.first_calls["eager"] = eager.result
         reference = _reference_output(workload, eager.output, warnings)
@@ -208,18 +214,16 @@ def measure(
             for r in ordered
             if r.call is not None and r.result.status == "ok" and (timed is None or r.mode in timed)
         ]
-        samples, number, steady_warnings = interleaved_samples(
+        timing = interleaved_samples(
             [(r.mode, r.call) for r in live if r.call is not None], settings, timer, record
         )
-        warnings.extend(steady_warnings)
+        warnings.extend(timing.warnings)
         reasons = torch_adapter.recompile_reasons()
         results: list[ModeResult] = []
         for run in ordered:
             result = run.result
-            if run.mode in samples:
-                result = _replace(
-                    result, latency=latency_stats(samples[run.mode], number[run.mode])
-                )
+            if run.mode in timing.stats:
+                result = _replace(result, latency=timing.stats[run.mode])
                 if memory and run.call is not None:
                     peak, method = _peak_memory(run.call, device)
                     result = _replace(result, peak_memory_bytes=peak, memory_method=method)
@@ -228,7 +232,7 @@ def measure(
             results.append(result)
     return HarnessRun(
         modes=results,
-        calls={r.mode: r.call for r in live if r.call is not None and r.mode in samples},
+        calls={r.mode: r.call for r in live if r.call is not None and r.mode in timing.stats},
         reference_output=reference,  # NO_REFERENCE when eager does not reproduce its output
         warnings=list(warnings),
     )
@@ -246,16 +250,32 @@ def _validate(settings: Settings) -> None:
 
 
 @contextlib.contextmanager
-def _threads(threads: int | None) -> Iterator[None]:
+def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
+    """Run with `threads` torch intra-op threads and, where the platform allows, the process
+    pinned to that many CPUs; both restored on exit. Yields the CPUs the process may run on.
+
+    Pinning keeps the scheduler from moving the threads between cores mid-measurement (cold
+    caches, another core's load). The last CPUs are taken: the first ones tend to serve more
+    interrupts."""
     if threads is None:
-        yield
+        yield cpu_affinity()
         return
-    previous = torch.get_num_threads()
+    previous_threads = torch.get_num_threads()
+    previous_cpus = cpu_affinity()
     torch.set_num_threads(threads)
+    if len(previous_cpus) > threads:
+        _set_affinity(previous_cpus[-threads:])
     try:
-        yield
+        yield cpu_affinity()
     finally:
-        torch.set_num_threads(previous)
+        torch.set_num_threads(previous_threads)
+        if previous_cpus and cpu_affinity() != previous_cpus:
+            _set_affinity(previous_cpus)
+
+
+def _set_affinity(cpus: tuple[int, ...]) -> None:
+    with contextlib.suppress(AttributeError, OSError):  # not on Linux: nothing to pin
+        os.sched_setaffinity(0, cpus)
 
 
 def _first_call_eager(workload: Workload, timer: Timer) -> ModeRun:
@@ -396,74 +416,136 @@ def break_probe(device: str) -> Callable[[], Any]:
     return call
 
 
+@dataclass
+class Timing:
+    """What `interleaved_samples` measured: each label's latency (samples in timing order,
+    blocks taken, the median's interval and whether it reached the target), and warnings."""
+
+    stats: dict[str, LatencyStats]
+    warnings: list[str] = field(default_factory=list)
+
+
+MIN_ROUNDS = 3  # whatever the budget: a median and a spread need a few samples
+MAX_ROUNDS = 10_000  # a bound on rounds whatever the budget (a clock that barely moves)
+
+
 def interleaved_samples(
     runs: list[tuple[str, Callable[[], Any]]],
     settings: Settings,
     timer: Timer,
     record: HarnessRecord | None = None,
-) -> tuple[dict[str, list[float]], dict[str, int], list[str]]:
+) -> Timing:
     """Warm up each callable, calibrate its block size, then time them round-robin.
 
-    Returns per-call samples in seconds per label, the calls per block, and warnings. With
-    `record`, the samples and block sizes are collected in it as they are taken.
+    Every round times one block of each callable, rotating which goes first, so drift hits them
+    alike; all callables stay in every round until each one's median has a 95% interval within
+    `settings.target_ci` of it (at least `settings.repeats` rounds), or the next round, at the
+    mean length of the rounds so far, would exceed `settings.budget_s` (judged from the rounds
+    themselves, so one slow early block does not cut the minimum). Keeping them together keeps
+    the rounds balanced: a callable that settled early still shares every later round's drift
+    with the others. With `record`, the block sizes and samples are kept in it as they are
+    taken (an interrupted run keeps the rounds done).
     """
     warnings: list[str] = []
-    if not runs:
-        return {}, {}, warnings
-    runs = list(runs)
-    number: dict[str, int] = record.number if record is not None else {}
+    live = _Live(list(runs), warnings)
+    number = _block_sizes(live, settings, timer)
+    samples: dict[str, list[float]] = {label: [] for label, _ in live.runs}
+    if record is not None:
+        record.number.update(number)
+        record.samples.update(samples)
+        samples = record.samples
+    start = timer.now()
+    rounds = 0
+    while live.runs and not _enough(samples, rounds, timer.now() - start, settings):
+        shift = rounds % len(live.runs)
+        for label, call in live.runs[shift:] + live.runs[:shift]:
+            try:
+                elapsed = timer.time_block(call, number[label])
+            except Exception as exc:
+                live.drop(label, exc, "while being timed")
+                samples.pop(label, None)
+                continue
+            samples[label].append(elapsed / number[label])
+        rounds += 1
+    if live.runs and rounds < settings.repeats:
+        warnings.append(
+            f"time budget {settings.budget_s:g}s allowed {rounds} of {settings.repeats} "
+            "rounds; raise --budget for more samples"
+        )
+    target = settings.target_ci if settings.target_ci > 0 else None
+    stats = {
+        label: latency_stats(values, number[label], target)
+        for label, values in samples.items()
+        if values
+    }
+    warnings.extend(_target_warnings(stats, settings))
+    return Timing(stats, warnings)
 
-    def drop(label: str, exc: Exception, when: str) -> None:
+
+@dataclass
+class _Live:
+    """The callables still being timed; one that fails is dropped with a warning."""
+
+    runs: list[tuple[str, Callable[[], Any]]]
+    warnings: list[str]
+
+    def drop(self, label: str, exc: Exception, when: str) -> None:
         # A mode can fail after its first calls: a recompile limit hit under fullgraph=True,
         # or a mode compiled before the last `reset` that recompiles here and finds its frame
         # marked skipped by a later mode's compile ("found no compiled frames"). It keeps its
         # first-call result but loses its timing; the other modes go on.
-        warnings.append(
+        self.warnings.append(
             f"{label}: failed {when} ({type(exc).__name__}: {first_line(exc)}); not timed"
         )
-        runs[:] = [r for r in runs if r[0] != label]
-        number.pop(label, None)
+        self.runs[:] = [r for r in self.runs if r[0] != label]
 
-    for label, call in list(runs):
+
+def _block_sizes(live: _Live, settings: Settings, timer: Timer) -> dict[str, int]:
+    """Warm each callable up and pick its calls per block: enough that a block lasts
+    `min_block_s` (short blocks measure the clock and the loop more than the call)."""
+    number: dict[str, int] = {}
+    for label, call in list(live.runs):
         try:
             for _ in range(settings.warmup):
                 call()
-            # Calibrate: enough calls per block that one block lasts min_block_s.
             single = max(timer.time_block(call, 1), 1e-7)
         except Exception as exc:
-            drop(label, exc, "during warm-up")
+            live.drop(label, exc, "during warm-up")
             continue
         # (the tiny slack keeps float noise from adding a call: 2 ms / 1 ms is 2 blocks, not 3)
         number[label] = max(1, min(10_000, math.ceil(settings.min_block_s / single - 1e-6)))
-    round_s = 0.0
-    for label, call in list(runs):
-        try:
-            round_s += timer.time_block(call, number[label])
-        except Exception as exc:
-            drop(label, exc, "while being timed")
-    repeats = settings.repeats
-    affordable = max(3, int(settings.budget_s / max(round_s, 1e-9) + 1e-6))
-    if affordable < repeats:
-        warnings.append(
-            f"time budget {settings.budget_s:g}s allows {affordable} of {repeats} rounds; "
-            "raise --budget for more samples"
-        )
-        repeats = affordable
-    samples: dict[str, list[float]] = record.samples if record is not None else {}
-    samples.update({label: [] for label, _ in runs})
-    for round_index in range(repeats):
-        if not runs:
-            break
-        shift = round_index % len(runs)
-        for label, call in runs[shift:] + runs[:shift]:
-            try:
-                elapsed = timer.time_block(call, number[label])
-            except Exception as exc:
-                drop(label, exc, "while being timed")
-                samples.pop(label, None)
-                continue
-            samples[label].append(elapsed / number[label])
-    return samples, number, warnings
+    return number
+
+
+def _enough(
+    samples: Mapping[str, list[float]], rounds: int, elapsed_s: float, settings: Settings
+) -> bool:
+    """Whether to stop after `rounds` rounds that took `elapsed_s`: at least MIN_ROUNDS (or
+    `repeats` if fewer), then `repeats` while the budget lasts, then until every median
+    reached the target while it lasts."""
+    if rounds < min(MIN_ROUNDS, settings.repeats):
+        return False
+    # the next round, at the mean round's length, would pass the budget (slack for float noise)
+    if rounds >= MAX_ROUNDS or elapsed_s * (rounds + 1) / rounds > settings.budget_s + 1e-9:
+        return True
+    if rounds < settings.repeats:
+        return False
+    if settings.target_ci <= 0:
+        return True
+    return all(relative_half_width(v) <= settings.target_ci for v in samples.values() if v)
+
+
+def _target_warnings(stats: Mapping[str, LatencyStats], settings: Settings) -> list[str]:
+    out = []
+    for label, lat in stats.items():
+        if lat.target_met is False:
+            out.append(
+                f"{label}: the 95% interval of the median is ±{(lat.relative_ci or 0) * 100:.1f}% "
+                f"after {lat.n} blocks, short of the ±{settings.target_ci * 100:g}% target (time "
+                f"budget {settings.budget_s:g}s); its numbers are uncertain: raise --budget or "
+                "measure on a quieter machine"
+            )
+    return out
 
 
 def _peak_memory(call: Callable[[], Any], device: str) -> tuple[int, str]:

@@ -56,6 +56,7 @@ class Environment:
     cuda: str | None = None
     load_average: tuple[float, ...] = ()  # os.getloadavg() when the run started (1, 5, 15 min)
     cpu_affinity: tuple[int, ...] = ()  # CPUs the process was pinned to while measuring
+    cpu_count: int = 0  # CPUs of the machine (os.cpu_count), for reading the load average
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,8 @@ class Settings:
     """The harness and advice options a report was made with."""
 
     warmup: int = 3
-    repeats: int = 20
-    budget_s: float = 30.0
+    repeats: int = 20  # the minimum number of interleaved rounds (timed blocks per mode)
+    budget_s: float = 30.0  # the most seconds of timed rounds per timing (modes, each what-if)
     min_block_s: float = 0.02
     threads: int | None = None
     profile_calls: int = 20
@@ -72,6 +73,9 @@ class Settings:
     ignore_share: float = 0.01  # entries whose saving is below this share of the step: "ignore"
     isolate: bool = False  # each mode and what-if measured in a process of its own
     timeout_s: float | None = None  # isolated: per process, then it is killed (None: no limit)
+    # Rounds go on past `repeats` until each timed callable's median has a 95% interval within
+    # this fraction of the median, or the budget runs out; 0: exactly `repeats` rounds.
+    target_ci: float = 0.02
 
 
 # --- harness ----------------------------------------------------------------------------------
@@ -79,19 +83,32 @@ class Settings:
 
 @dataclass(frozen=True)
 class LatencyStats:
-    """Steady-state latency of one mode; each sample is the mean per call over one timed block."""
+    """Steady-state latency of one mode; each sample is the mean per call over one timed block.
+
+    `samples_ms` are in the order they were timed (one per interleaved round), so the drift of
+    the machine during the run can be read from them (`advisor.stats.drift`)."""
 
     median_ms: float
     iqr_ms: float
-    n: int
+    n: int  # timed blocks taken
     samples_ms: tuple[float, ...]
     min_ms: float = 0.0
     max_ms: float = 0.0
     calls_per_sample: int = 1
+    ci_ms: tuple[float, float] | None = None  # 95% interval of the median (order statistics)
+    target_met: bool | None = None  # the interval reached Settings.target_ci; None: no target
 
     @property
     def relative_iqr(self) -> float | None:
         return self.iqr_ms / self.median_ms if self.median_ms > 0 else None
+
+    @property
+    def relative_ci(self) -> float | None:
+        """How far the median's 95% interval reaches from it (the larger side), as a fraction."""
+        if self.ci_ms is None or self.median_ms <= 0:
+            return None
+        low, high = self.ci_ms
+        return max(self.median_ms - low, high - self.median_ms) / self.median_ms
 
 
 @dataclass(frozen=True)
@@ -213,6 +230,7 @@ class WhatIf:
     saving_ms: float | None = None
     saving_ci_ms: tuple[float, float] | None = None
     rounds: int = 0
+    target_met: bool | None = None  # both medians reached Settings.target_ci; None: no target
     interleaved: bool = True  # False: timed one after the other (the original skips frames)
     matches_eager: bool | None = None
     stdout_chars: tuple[int, int] | None = None  # per call, (original, variant)

@@ -25,6 +25,7 @@ from advisor.errors import first_line
 from advisor.model import (
     Attribution,
     BreakSite,
+    Environment,
     ModeResult,
     Report,
     Settings,
@@ -61,6 +62,7 @@ class Measurements:
     trace: ProfileTrace | None = None
     what_ifs: list[WhatIf] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    environment: Environment | None = None  # read when measuring started
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -125,8 +127,20 @@ def measure(
     progress: Progress,
     partial: PartialRun | None = None,
 ) -> Measurements:
-    settings = options.settings
+    # Every stage (modes, profile, what-ifs) runs with the same threads and CPUs; the
+    # environment is read first, so its load average is the machine's before we add to it.
     partial = partial if partial is not None else PartialRun()
+    with harness.pinned(options.settings.threads):
+        env = environment.describe(device)
+        out = _measure(workload, options, device, progress, partial)
+    out.environment = env
+    return out
+
+
+def _measure(
+    workload: Workload, options: RunOptions, device: str, progress: Progress, partial: PartialRun
+) -> Measurements:
+    settings = options.settings
     progress(
         f"measuring {workload.name} on {device}: eager, fullgraph and default "
         "torch.compile (Inductor compiles can take a while)..."
@@ -219,7 +233,7 @@ def judge(
             device=device,
             params=tuple((k, json.dumps(v, default=str)) for k, v in options.params),
         ),
-        environment=environment.describe(device),
+        environment=measured.environment or environment.describe(device),
         settings=options.settings,
         modes=tuple(measured.modes),
         graphs=measured.capture.graphs,

@@ -7,12 +7,18 @@ Mann-Whitney U (exact for small samples without ties).
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
 from advisor.model import LatencyStats
+
+# Timed samples are split into this many consecutive epochs to see drift within a run: four
+# chunks keep at least five samples each at the default 20 rounds, and the range of four values
+# is about two standard deviations of them (see `advisor.compare`).
+EPOCHS = 4
 
 
 def median(values: Sequence[float]) -> float:
@@ -28,9 +34,15 @@ def iqr(values: Sequence[float]) -> float:
     return float(q3 - q1)
 
 
-def latency_stats(samples_s: Sequence[float], calls_per_sample: int) -> LatencyStats:
-    """Summarise per-call latency samples given in seconds."""
+def latency_stats(
+    samples_s: Sequence[float], calls_per_sample: int, target_ci: float | None = None
+) -> LatencyStats:
+    """Summarise per-call latency samples given in seconds (in the order they were timed).
+
+    With a `target_ci` (a fraction of the median), `target_met` says whether the median's 95%
+    interval lies within that fraction of the median on both sides."""
     samples_ms = tuple(float(s) * 1e3 for s in samples_s)
+    low, high = median_ci(samples_ms)
     return LatencyStats(
         median_ms=median(samples_ms),
         iqr_ms=iqr(samples_ms),
@@ -39,6 +51,8 @@ def latency_stats(samples_s: Sequence[float], calls_per_sample: int) -> LatencyS
         min_ms=min(samples_ms),
         max_ms=max(samples_ms),
         calls_per_sample=calls_per_sample,
+        ci_ms=(low, high),
+        target_met=None if target_ci is None else relative_half_width(samples_ms) <= target_ci,
     )
 
 
@@ -57,6 +71,32 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
     if k < 1 or n - k < k:
         return float(ordered[0]), float(ordered[-1])
     return float(ordered[k - 1]), float(ordered[n - k])
+
+
+def relative_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
+    """How far the median's interval reaches from the median, as a fraction of the median (the
+    larger side: order-statistic intervals are not symmetric)."""
+    centre = median(values)
+    if centre <= 0:
+        return math.inf
+    low, high = median_ci(values, confidence)
+    return max(centre - low, high - centre) / centre
+
+
+def epoch_medians(values: Sequence[float], epochs: int = EPOCHS) -> list[float]:
+    """Medians of `epochs` consecutive, nearly equal chunks of samples kept in timing order."""
+    chunks = np.array_split(np.asarray(values, dtype=float), min(epochs, len(values)))
+    return [float(np.median(c)) for c in chunks if c.size]
+
+
+def drift(values: Sequence[float], epochs: int = EPOCHS) -> float | None:
+    """The range of the epoch medians as a fraction of the median: how far the median of a
+    stretch of this run moved while it was timed. None with fewer samples than epochs."""
+    if len(values) < epochs:
+        return None
+    meds = epoch_medians(values, epochs)
+    centre = median(values)
+    return (max(meds) - min(meds)) / centre if centre > 0 else None
 
 
 def median_noise(values: Sequence[float], confidence: float = 0.95) -> float:

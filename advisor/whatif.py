@@ -21,7 +21,7 @@ from advisor.artifacts import Capture
 from advisor.capture import CaptureSession
 from advisor.errors import first_line
 from advisor.model import BreakSite, LatencyStats, Location, Settings, WhatIf
-from advisor.stats import latency_stats, median_difference_ci
+from advisor.stats import median_difference_ci
 from advisor.taxonomy import Knob
 from advisor.workload import Workload
 
@@ -43,36 +43,24 @@ def ab_timing(
     timer: harness.Timer,
 ) -> ABResult:
     """Interleaved timing of two warm callables; saving = baseline - variant (ms per call)."""
-    samples, number, warnings = harness.interleaved_samples(
+    timing = harness.interleaved_samples(
         [("baseline", baseline), ("variant", variant)], settings, timer
     )
-    return _ab_result(
-        samples["baseline"],
-        number["baseline"],
-        samples["variant"],
-        number["variant"],
-        tuple(warnings),
-    )
+    return _ab_result(_timed(timing, "baseline"), _timed(timing, "variant"), tuple(timing.warnings))
+
+
+def _timed(timing: harness.Timing, label: str) -> LatencyStats:
+    """The label's latency; a callable that failed while timed fails the what-if."""
+    if label not in timing.stats:
+        raise RuntimeError("; ".join(timing.warnings) or f"{label} was not timed")
+    return timing.stats[label]
 
 
 def _ab_result(
-    baseline_s: list[float],
-    baseline_number: int,
-    variant_s: list[float],
-    variant_number: int,
-    warnings: tuple[str, ...],
+    baseline: LatencyStats, variant: LatencyStats, warnings: tuple[str, ...]
 ) -> ABResult:
-    saving, low, high = median_difference_ci(
-        [s * 1e3 for s in baseline_s], [s * 1e3 for s in variant_s]
-    )
-    return ABResult(
-        latency_stats(baseline_s, baseline_number),
-        latency_stats(variant_s, variant_number),
-        saving,
-        low,
-        high,
-        warnings,
-    )
+    saving, low, high = median_difference_ci(baseline.samples_ms, variant.samples_ms)
+    return ABResult(baseline, variant, saving, low, high, warnings)
 
 
 def knob_value(knob: Knob) -> Any:
@@ -102,7 +90,7 @@ class _Variant:
     stdout: str
     compiled_before: int
     backend: torch_adapter.InductorBackend
-    samples: tuple[list[float], int] | None = None  # timed before the baseline (skipped frames)
+    stats: LatencyStats | None = None  # timed before the baseline (where frames are skipped)
 
 
 def measure_knob(
@@ -143,7 +131,10 @@ def measure_knob(
         stdout_chars=(len(base_stdout), len(variant.stdout)),
         behaviour_change=knob.behaviour,
     )
-    ab = _time(base_call, variant, settings, timer)
+    try:
+        ab = _time(base_call, variant, settings, timer)
+    except RuntimeError as exc:  # one of the two failed while being timed
+        return replace(record, status="failed", error=f"timing failed: {first_line(exc)}")
     return replace(
         record,
         baseline_ms=ab.baseline.median_ms,
@@ -151,7 +142,8 @@ def measure_knob(
         saving_ms=ab.saving_ms,
         saving_ci_ms=(ab.saving_low_ms, ab.saving_high_ms),
         rounds=min(ab.baseline.n, ab.variant.n),
-        interleaved=variant.samples is None,
+        target_met=_both_met(ab.baseline, ab.variant),
+        interleaved=variant.stats is None,
         recompiled_while_timed=len(variant.backend.compile_ids) != variant.compiled_before,
     )
 
@@ -174,8 +166,9 @@ def _run_variant(
         call, result if result.frames else None, output, stdout, compiled_before, backend
     )
     if time_now:
-        samples, number, _ = harness.interleaved_samples([("variant", call)], settings, timer)
-        variant.samples = (samples["variant"], number["variant"])
+        variant.stats = _timed(
+            harness.interleaved_samples([("variant", call)], settings, timer), "variant"
+        )
         torch_adapter.reset_dynamo()
     return variant
 
@@ -213,10 +206,16 @@ def _compare_sites(
 def _time(
     base_call: Callable[[], Any], variant: _Variant, settings: Settings, timer: harness.Timer
 ) -> ABResult:
-    if variant.samples is None:
+    if variant.stats is None:
         return ab_timing(base_call, variant.call, settings, timer)
-    samples, number, _ = harness.interleaved_samples([("baseline", base_call)], settings, timer)
-    return _ab_result(samples["baseline"], number["baseline"], *variant.samples, ())
+    baseline = harness.interleaved_samples([("baseline", base_call)], settings, timer)
+    return _ab_result(_timed(baseline, "baseline"), variant.stats, ())
+
+
+def _both_met(a: LatencyStats, b: LatencyStats) -> bool | None:
+    if a.target_met is None or b.target_met is None:
+        return None
+    return a.target_met and b.target_met
 
 
 def _same_site(a: BreakSite, b: BreakSite) -> bool:

@@ -62,7 +62,7 @@ def measure_slope(
         compiled = torch.compile(make_function(k), backend="inductor")
         compiled(x)
         calls.append((str(k), lambda c=compiled: c(x)))
-    samples, _, _ = harness.interleaved_samples(calls, settings, harness.WallTimer())
-    per_call = {int(k): float(np.median(v)) * 1e6 for k, v in samples.items()}
+    timing = harness.interleaved_samples(calls, settings, harness.WallTimer())
+    per_call = {int(k): lat.median_ms * 1e3 for k, lat in timing.stats.items()}
     slope = float(np.polyfit(list(per_call), list(per_call.values()), 1)[0])
     return slope, per_call

@@ -41,6 +41,9 @@ def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         (["run", "clean_mlp", "--repeats", "0"], "must be at least 1"),
         (["run", "clean_mlp", "--repeats", "-2"], "must be at least 1"),
         (["run", "clean_mlp", "--budget", "0"], "must be positive"),
+        (["run", "clean_mlp", "--target-ci", "-0.01"], "must be a fraction"),
+        (["run", "clean_mlp", "--target-ci", "2"], "must be a fraction"),
+        (["compare", "a.json", "b.json", "--min-effect", "x"], "is not a number"),
         (["run", "clean_mlp", "--device", "tpu"], "unknown device"),
         (["show", "tests/targets/good.py"], "not valid JSON"),
         (["show", "nowhere.json"], "report not found"),
@@ -100,6 +103,10 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
         "5",
         "--budget",
         "60",
+        "--target-ci",
+        "0",
+        "--threads",
+        "1",
         "--profile-calls",
         "5",
     )
@@ -115,7 +122,10 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     assert modes["eager"]["status"] == "ok"
     assert modes["default"]["status"] == "ok"
     assert modes["default"]["matches_eager"] is True
-    assert modes["default"]["latency"]["n"] == 5
+    assert modes["default"]["latency"]["n"] == 5  # --target-ci 0: exactly --repeats rounds
+    assert modes["default"]["latency"]["target_met"] is None
+    assert data["environment"]["cpu_threads"] == 1  # --threads, read while measuring
+    assert len(data["environment"]["cpu_affinity"]) in (0, 1)  # pinned where it can be
     assert len(modes["default"]["latency"]["samples_ms"]) == 5
     assert modes["fullgraph"]["status"] == "failed"
     assert modes["fullgraph"]["error"]["gb_code"] == "GB0059"

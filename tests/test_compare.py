@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from advisor import stats
 from advisor.cli import main
 from advisor.compare import compare_reports
 from advisor.model import BreakEntry, LatencyStats, Location, ModeResult, report_to_json
@@ -74,3 +75,85 @@ def test_compare_cli_writes_without_overwriting(
     assert data["modes"][1]["verdict"] == "faster"
     assert main(["compare", str(before), str(after), "--out", str(out)]) == 2
     assert "never overwritten" in capsys.readouterr().err
+
+
+# --- between-run noise and the minimum effect --------------------------------------------------
+
+
+def epochs_at(levels: list[float], per_epoch: int = 10, jitter: float = 0.002) -> list[float]:
+    """Samples in timing order: `per_epoch` samples around each level in turn (a drifting run)."""
+    rng = np.random.default_rng(len(levels) + int(levels[0] * 1000))
+    return [lvl + float(rng.uniform(-jitter, jitter)) for lvl in levels for _ in range(per_epoch)]
+
+
+def default_delta(before: list[float], after: list[float], **rule: float):  # type: ignore[no-untyped-def]
+    c = compare_reports(with_samples(before), with_samples(after), **rule)
+    return c, next(m for m in c.modes if m.mode == "default")
+
+
+def test_drift_is_the_range_of_epoch_medians() -> None:
+    samples = [1.0] * 5 + [1.1] * 5 + [1.0] * 5 + [1.2] * 5
+    # epoch medians 1.0, 1.1, 1.0, 1.2; the median of all 20 is (1.0 + 1.1) / 2
+    assert stats.drift(samples) == pytest.approx((1.2 - 1.0) / 1.05)
+    assert stats.drift([1.0, 2.0, 3.0]) is None  # fewer samples than epochs
+
+
+def test_a_steady_small_shift_is_below_the_minimum_effect() -> None:
+    # two quiet runs 3% apart: the old rule (p and interval) calls it a change
+    _, d = default_delta(epochs_at([1.0] * 4), epochs_at([1.03] * 4))
+    assert d.p_value is not None and d.p_value < 0.05
+    assert d.ci_low is not None and d.ci_low > 1.0
+    assert not d.significant and d.reason == "min_effect"
+    assert d.verdict == "no significant change"
+    _, loose = default_delta(epochs_at([1.0] * 4), epochs_at([1.03] * 4), min_effect=0.01)
+    assert loose.significant and loose.verdict == "slower"
+
+
+def test_a_change_inside_the_runs_drift_is_not_significant() -> None:
+    before, after = [1.0, 1.1, 1.0, 1.1], [1.12, 1.22, 1.12, 1.22]
+    _, d = default_delta(epochs_at(before), epochs_at(after))
+    # each run drifts by its epoch range over its median; the noise is their root sum of squares
+    expected_noise = float(np.hypot(0.1 / 1.05, 0.1 / 1.17))
+    assert d.noise == pytest.approx(expected_noise, rel=0.02)
+    assert d.ratio == pytest.approx(1.17 / 1.05, rel=0.01)
+    assert 0.05 < d.ratio - 1 < d.noise  # beyond the minimum effect, inside the noise
+    assert d.p_value is not None and d.p_value < 1e-6  # the samples are fully separated
+    assert not d.significant and d.reason == "noise"
+
+
+def test_real_changes_beyond_the_drift_are_found() -> None:
+    drifting = [1.0, 1.01, 0.99, 1.0]
+    _, halved = default_delta(epochs_at(drifting), epochs_at([v * 0.5 for v in drifting]))
+    assert halved.significant and halved.verdict == "faster" and halved.reason == ""
+    _, slower = default_delta(epochs_at(drifting), epochs_at([v * 1.1 for v in drifting]))
+    assert slower.significant and slower.verdict == "slower"
+    assert slower.ratio == pytest.approx(1.1, rel=0.01)
+
+
+def test_the_rule_is_stated_with_its_thresholds() -> None:
+    c, _ = default_delta(epochs_at([1.0] * 4), epochs_at([1.03] * 4), min_effect=0.08)
+    text = render_compare_text(c)
+    assert "minimum effect (8.0%, --min-effect)" in text
+    assert "no significant change (below the 8.0% minimum effect)" in text
+    assert "4 consecutive epochs" in render_compare_markdown(c)
+
+
+def test_compare_cli_min_effect_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before, after = tmp_path / "b.json", tmp_path / "a.json"
+    before.write_text(report_to_json(with_samples(epochs_at([1.0] * 4))))
+    after.write_text(report_to_json(with_samples(epochs_at([1.1] * 4))))
+    assert main(["compare", str(before), str(after)]) == 0
+    assert "slower" in capsys.readouterr().out
+    assert main(["compare", str(before), str(after), "--min-effect", "0.2"]) == 0
+    assert "below the 20.0% minimum effect" in capsys.readouterr().out
+    assert main(["compare", str(before), str(after), "--min-effect", "2"]) == 2
+    assert "fraction" in capsys.readouterr().err
+
+
+def test_a_run_begun_on_a_busy_machine_is_flagged() -> None:
+    quiet = with_samples(epochs_at([1.0] * 4))
+    busy_env = dataclasses.replace(quiet.environment, load_average=(4.5, 3.0, 2.0), cpu_count=2)
+    busy = dataclasses.replace(quiet, environment=busy_env)
+    (warning,) = [w for w in compare_reports(quiet, busy).warnings if "busy" in w]
+    assert warning.startswith("the after run began on a busy machine (load average 4.50 on 2")
+    assert not [w for w in compare_reports(quiet, quiet).warnings if "busy" in w]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -246,3 +248,149 @@ def test_cuda_without_gpu_is_an_error() -> None:
 )
 def test_compare_outputs(expected: Any, actual: Any, ok: bool) -> None:
     assert harness.compare_outputs(expected, actual)[0] is ok
+
+
+# --- adaptive sampling ------------------------------------------------------------------------
+
+
+def median_interval_rank(n: int, confidence: float = 0.95) -> int:
+    """The largest k whose order statistics [x_(k), x_(n-k+1)] cover the median with at least
+    `confidence`, from the binomial sum itself (0 when no such interval exists)."""
+    best = 0
+    for k in range(1, n // 2 + 1):
+        tail = sum(math.comb(n, i) for i in range(k)) / 2**n
+        if 1 - 2 * tail >= confidence:
+            best = k
+    return best
+
+
+def scheduled(clock: FakeClock, label: str, costs: Callable[[int], float]) -> Callable[[], None]:
+    """A callable whose i-th call (from 0, warm-up and calibration included) costs costs(i)."""
+    calls = 0
+
+    def call() -> None:
+        nonlocal calls
+        clock.spend(label, costs(calls))
+        calls += 1
+
+    return call
+
+
+# One call per block (min_block_s below any cost), no warm-up: each callable's first call
+# calibrates the block size, the rest are samples.
+ADAPTIVE = Settings(warmup=0, repeats=20, budget_s=100.0, min_block_s=1e-6, target_ci=0.02)
+STEADY_MS = 1.0
+
+
+def test_rounds_go_on_until_every_median_interval_reaches_the_target() -> None:
+    clock = FakeClock()
+    slow = 9  # the noisy callable's first 9 samples are 50% slower, the rest steady
+    noisy = scheduled(clock, "noisy", lambda i: 1.5e-3 if 1 <= i < 1 + slow else 1e-3)
+    steady = scheduled(clock, "steady", lambda i: 1e-3)
+    timing = harness.interleaved_samples(
+        [("steady", steady), ("noisy", noisy)], ADAPTIVE, harness.WallTimer(clock=clock.now)
+    )
+    # The median is a steady 1 ms from the start (fewer than half the samples are slow); the
+    # interval's upper end, the (n-k+1)-th smallest sample, is 1.5 ms (50% off) until k > 9.
+    expected = next(n for n in range(ADAPTIVE.repeats, 1000) if median_interval_rank(n) > slow)
+    assert expected > ADAPTIVE.repeats
+    noisy_lat, steady_lat = timing.stats["noisy"], timing.stats["steady"]
+    assert noisy_lat.n == expected and steady_lat.n == expected  # rounds keep both
+    assert noisy_lat.target_met is True and steady_lat.target_met is True
+    assert noisy_lat.ci_ms == pytest.approx((STEADY_MS, STEADY_MS))
+    assert noisy_lat.median_ms == pytest.approx(STEADY_MS)
+    assert not timing.warnings
+
+
+def test_a_steady_run_stops_at_the_minimum_rounds() -> None:
+    clock = FakeClock()
+    calls = [(m, scheduled(clock, m, lambda i: 1e-3)) for m in ("a", "b")]
+    timing = harness.interleaved_samples(calls, ADAPTIVE, harness.WallTimer(clock=clock.now))
+    assert {lat.n for lat in timing.stats.values()} == {ADAPTIVE.repeats}
+    assert all(lat.target_met for lat in timing.stats.values())
+
+
+def test_budget_ends_the_rounds_and_the_missed_target_is_reported() -> None:
+    clock = FakeClock()
+    # alternating 1 and 1.5 ms: the median's interval never narrows below 1 ms .. 1.5 ms
+    noisy = scheduled(clock, "noisy", lambda i: 1.5e-3 if i % 2 else 1e-3)
+    steady = scheduled(clock, "steady", lambda i: 1e-3)
+    budget = 0.1
+    settings = dataclasses.replace(ADAPTIVE, budget_s=budget)
+    timing = harness.interleaved_samples(
+        [("steady", steady), ("noisy", noisy)], settings, harness.WallTimer(clock=clock.now)
+    )
+    lat = timing.stats["noisy"]
+    assert lat.target_met is False and timing.stats["steady"].target_met is True
+    timed_s = (sum(lat.samples_ms) + sum(timing.stats["steady"].samples_ms)) / 1e3
+    longest_round_s = 2.5e-3
+    assert budget - 2 * longest_round_s < timed_s <= budget
+    (warning,) = timing.warnings
+    assert warning.startswith("noisy: the 95% interval of the median is ±")
+    assert "short of the ±2% target" in warning
+
+
+def test_target_zero_takes_exactly_the_minimum_rounds() -> None:
+    clock = FakeClock()
+    noisy = scheduled(clock, "noisy", lambda i: 1.5e-3 if i % 2 else 1e-3)
+    settings = dataclasses.replace(ADAPTIVE, target_ci=0.0)
+    timing = harness.interleaved_samples(
+        [("noisy", noisy)], settings, harness.WallTimer(clock=clock.now)
+    )
+    assert timing.stats["noisy"].n == settings.repeats
+    assert timing.stats["noisy"].target_met is None
+    assert not timing.warnings
+
+
+def test_samples_are_kept_in_timing_order() -> None:
+    clock = FakeClock()
+    rising = scheduled(clock, "rising", lambda i: (1 + i) * 1e-4)
+    settings = dataclasses.replace(ADAPTIVE, target_ci=0.0, repeats=6)
+    timing = harness.interleaved_samples(
+        [("rising", rising)], settings, harness.WallTimer(clock=clock.now)
+    )
+    # call 0 sizes the blocks; samples are calls 1..6
+    assert timing.stats["rising"].samples_ms == pytest.approx([0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+
+
+def test_one_slow_early_block_does_not_cut_the_minimum_rounds() -> None:
+    # the budget is judged from the rounds taken: a 30 ms hiccup in the first timed block of a
+    # 1 ms callable leaves room for the 20 rounds in 0.1 s (a prediction from that first round
+    # alone would allow 3)
+    clock = FakeClock()
+    hiccup = scheduled(clock, "hiccup", lambda i: 30e-3 if i == 1 else 1e-3)
+    steady = scheduled(clock, "steady", lambda i: 1e-3)
+    settings = dataclasses.replace(ADAPTIVE, budget_s=0.1)
+    timing = harness.interleaved_samples(
+        [("hiccup", hiccup), ("steady", steady)], settings, harness.WallTimer(clock=clock.now)
+    )
+    assert timing.stats["hiccup"].n == settings.repeats
+    assert timing.stats["hiccup"].target_met is True
+    assert not timing.warnings
+
+
+def test_pinned_sets_and_restores_threads_and_cpus() -> None:
+    import os
+
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs CPU affinity and at least two CPUs")
+    cpus, threads = sorted(os.sched_getaffinity(0)), torch.get_num_threads()
+    with harness.pinned(1) as pinned_cpus:
+        assert pinned_cpus == (cpus[-1],)
+        assert sorted(os.sched_getaffinity(0)) == [cpus[-1]]
+        assert torch.get_num_threads() == 1
+    assert sorted(os.sched_getaffinity(0)) == cpus
+    assert torch.get_num_threads() == threads
+
+
+def test_what_if_timing_is_adaptive_too() -> None:
+    from advisor.whatif import ab_timing
+
+    clock = FakeClock()
+    base = scheduled(clock, "baseline", lambda i: 1e-3)
+    variant = scheduled(clock, "variant", lambda i: 1.5e-3 if i % 2 else 0.5e-3)
+    settings = dataclasses.replace(ADAPTIVE, budget_s=0.1)
+    ab = ab_timing(base, variant, settings, harness.WallTimer(clock=clock.now))
+    assert ab.baseline.target_met is True and ab.variant.target_met is False
+    assert ab.baseline.n == ab.variant.n > settings.repeats  # went on past the minimum
+    assert any(w.startswith("variant: the 95% interval") for w in ab.warnings)

@@ -44,8 +44,8 @@ def test_ctrl_c_while_timing_gives_the_rounds_done_so_far(
         lambda fn, _backend, fullgraph: torch.compile(fn, backend="eager", fullgraph=fullgraph),
     )
     # tiny breaks the graph, so fullgraph=True fails and eager and default are timed: one
-    # calibration block and one trial block each, then two blocks a round. Block 13 is the
-    # first of round 5: four rounds are done.
+    # calibration block each, then two blocks a round. Block 13 is the first of round 6: five
+    # rounds are done.
     monkeypatch.setattr(harness, "timer_for", lambda _device: InterruptingTimer(at_block=13))
     options = pipeline.RunOptions(
         "tests/targets/tiny.py:factory", "cpu", Settings(repeats=50, min_block_s=1e-4)
@@ -55,7 +55,7 @@ def test_ctrl_c_while_timing_gives_the_rounds_done_so_far(
     report = stop.value.report
     assert report.incomplete
     latency = {m.mode: m.latency.n if m.latency else None for m in report.modes}
-    assert latency == {"eager": 4, "default": 4, "fullgraph": None}
+    assert latency == {"eager": 5, "default": 5, "fullgraph": None}
     assert report.mode("fullgraph").status == "failed"
     assert [s.gb_code for s in report.sites] == ["GB0059"]  # the capture is kept
     assert report.breaks == ()  # nothing was profiled, so nothing is costed

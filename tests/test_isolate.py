@@ -236,6 +236,8 @@ def test_isolated_run_reports_a_segfault_in_the_default_mode(tmp_path: Path) -> 
             str(out),
             "--repeats",
             "3",
+            "--target-ci",
+            "0",
             "--budget",
             "5",
             "--quiet",

@@ -115,3 +115,79 @@ def test_timeline_legend_names_no_none(monkeypatch: pytest.MonkeyPatch) -> None:
     (labels,) = shown
     assert len(labels) == len(figures._SEGMENT_COLOURS)
     assert not [label for label in labels if "None" in label]
+
+
+def _missed_target_report():  # type: ignore[no-untyped-def]
+    """The default mode's median interval is ±20% (0.4 .. 0.6 around 0.5) and missed ±2%."""
+    report = full_report()
+    default = report.mode("default")
+    assert default is not None and default.latency is not None
+    latency = dataclasses.replace(default.latency, ci_ms=(0.4, 0.6), target_met=False, n=40)
+    modes = tuple(
+        dataclasses.replace(m, latency=latency) if m.mode == "default" else m for m in report.modes
+    )
+    return dataclasses.replace(report, modes=modes)
+
+
+def test_missed_target_is_an_alert_in_every_rendering() -> None:
+    import json
+
+    from advisor.render.json_report import render_json
+
+    report = _missed_target_report()
+    alert = (
+        "compile (default) is noisy: its median's 95% interval (±20.0% after 40 blocks) missed "
+        "the ±2% target; costs, verdicts and comparisons from it are uncertain."
+    )
+    assert f"WARNING: {alert}" in render_text(report)
+    assert f"> **Warning:** {alert}" in render_markdown(report)
+    import html as html_lib
+
+    assert f"<b>Warning:</b> {alert}" in html_lib.unescape(render_html(report))  # ' is escaped
+    assert alert in json.loads(render_json(report))["alerts"]
+    assert "±20.0% (target NOT met)" in render_markdown(report)
+    assert not any("interval" in a for a in json.loads(render_json(full_report()))["alerts"])
+    unpinned = dataclasses.replace(
+        report, settings=dataclasses.replace(report.settings, threads=None)
+    )
+    assert f"{alert} On a shared machine --threads 1 often steadies it" in render_text(unpinned)
+
+
+def test_an_ignore_inside_the_noise_says_so() -> None:
+    import json
+
+    from advisor.render.json_report import render_json
+
+    report = full_report()
+    entry = report.breaks[0]
+    assert entry.decision is not None
+    for reason, label in (
+        ("below_noise", "ignore (within noise)"),
+        ("below_share", "ignore (small)"),
+    ):
+        decision = dataclasses.replace(entry.decision, verdict="ignore", reason=reason)
+        changed = dataclasses.replace(
+            report, breaks=(dataclasses.replace(entry, decision=decision),)
+        )
+        assert f"| {label} " in render_markdown(changed)
+        assert f"{label}" in render_text(changed)
+        assert json.loads(render_json(changed))["breaks"][0]["verdict_label"] == label
+    noisy = dataclasses.replace(entry.decision, verdict="ignore", reason="below_noise")
+    md = render_markdown(
+        dataclasses.replace(report, breaks=(dataclasses.replace(entry, decision=noisy),))
+    )
+    assert "cannot be told from zero here" in md
+
+
+def test_a_busy_machine_is_an_alert() -> None:
+    report = full_report()
+    busy_env = dataclasses.replace(report.environment, load_average=(6.1, 5.0, 4.0), cpu_count=2)
+    busy = dataclasses.replace(report, environment=busy_env)
+    assert "The machine was busy when measuring began (load average 6.10 on 2 CPUs)" in (
+        render_text(busy)
+    )
+    assert "--threads 1" not in render_text(busy)  # this run already set its threads
+    unpinned = dataclasses.replace(busy, settings=dataclasses.replace(busy.settings, threads=None))
+    assert "--threads 1 keeps torch's threads" in render_markdown(unpinned)
+    quiet_env = dataclasses.replace(busy_env, load_average=(1.9, 1.0, 1.0))
+    assert "busy" not in render_text(dataclasses.replace(report, environment=quiet_env))

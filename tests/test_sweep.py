@@ -29,7 +29,9 @@ DATA = ROOT / "tests" / "data" / "sweep"
 TINY = ROOT / "tests" / "targets" / "tiny.py"
 GOOD = ROOT / "tests" / "targets" / "good.py"
 MISBEHAVING = ROOT / "tests" / "targets" / "sweep_targets.py"
-FAST_RUN = "options = { no_what_if = true, repeats = 3, profile_calls = 3, budget = 5 }"
+FAST_RUN = (
+    "options = { no_what_if = true, repeats = 3, target_ci = 0, profile_calls = 3, budget = 5 }"
+)
 
 
 def write_manifest(folder: Path, body: str, name: str = "zoo.toml") -> Path:

@@ -4,8 +4,24 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from advisor.compare import Comparison
+from advisor.compare import Comparison, ModeDelta
 from advisor.render.view import MODE_LABELS, fmt_ms
+from advisor.stats import EPOCHS
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _verdict(d: ModeDelta, comparison: Comparison) -> str:
+    """The verdict, and for a change that is not significant the test it failed."""
+    why = {
+        "p": f"p >= {comparison.alpha:g}",
+        "interval": "interval includes no change",
+        "min_effect": f"below the {_pct(comparison.min_effect)} minimum effect",
+        "noise": f"within the between-run noise (±{_pct(d.noise)})",
+    }.get(d.reason)
+    return f"{d.verdict} ({why})" if why else d.verdict
 
 
 def _rows(comparison: Comparison) -> list[list[str]]:
@@ -25,14 +41,37 @@ def _rows(comparison: Comparison) -> list[list[str]]:
                 change,
                 ci,
                 f"{d.p_value:.3g}" if d.p_value is not None else "-",
+                f"±{_pct(d.noise)}" if d.noise is not None else "-",
                 f"{d.before_n}/{d.after_n}",
-                d.verdict,
+                _verdict(d, comparison),
             ]
         )
     return rows
 
 
-_HEADERS = ["mode", "before ms", "after ms", "change", "95% CI", "p", "n", "verdict"]
+_HEADERS = [
+    "mode",
+    "before ms",
+    "after ms",
+    "change",
+    "95% CI",
+    "p",
+    "run-to-run noise",
+    "n",
+    "verdict",
+]
+
+
+def rule(comparison: Comparison) -> str:
+    """The significance rule, with this comparison's thresholds."""
+    return (
+        f"A change is significant when the Mann-Whitney U test gives p < {comparison.alpha:g}, "
+        f"the bootstrap {(1 - comparison.alpha) * 100:g}% confidence interval of the ratio of "
+        f"medians excludes no change, and the change is larger than both the minimum effect "
+        f"({_pct(comparison.min_effect)}, --min-effect) and the run-to-run noise: the root sum "
+        f"of squares of each run's drift, the range of the medians of its samples split into "
+        f"{EPOCHS} consecutive epochs (two runs differ by more than the noise inside each)."
+    )
 
 
 def _break_rows(comparison: Comparison) -> list[list[str]]:
@@ -55,10 +94,7 @@ def render_compare_text(comparison: Comparison) -> str:
     if comparison.breaks:
         out += ["", tabulate(_break_rows(comparison), headers=_BREAK_HEADERS)]
     out += [f"warning: {w}" for w in comparison.warnings]
-    out.append(
-        f"\nSignificant = Mann-Whitney p < {comparison.alpha} and the bootstrap CI of the "
-        "median ratio excludes 0% change."
-    )
+    out.append("\n" + rule(comparison))
     return "\n".join(out)
 
 
@@ -73,8 +109,7 @@ def render_compare_markdown(comparison: Comparison) -> str:
         "",
         tabulate(_rows(comparison), headers=_HEADERS, tablefmt="github"),
         "",
-        f"A change is significant when the Mann-Whitney U test gives p < {comparison.alpha} "
-        "and the bootstrap 95% confidence interval of the ratio of medians excludes no change.",
+        rule(comparison),
     ]
     if comparison.breaks:
         out += [

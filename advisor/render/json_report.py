@@ -1,10 +1,12 @@
 """report.json: the records, plus the documented convenience fields derived from them.
 
 Each break gets `gb_code`, `gb_type`, `file`, `line`, `function`, `code`, `also_at`,
-`frame_skipped`, `verdict`, `category`, `overhead_ms`, `tensor_work_ms`, `python_work_ms`,
-`gap_ms`, `why`, `recipe` and its `what_if` record; each action a `title`. They are ignored
-when the report is read back (the records are the source), so a report re-renders the same
-anywhere.
+`frame_skipped`, `verdict`, `verdict_label` (an `ignore` with its reason: "within noise",
+"small", "never ran"), `category`, `overhead_ms`, `tensor_work_ms`, `python_work_ms`,
+`gap_ms`, `why`, `recipe` and its `what_if` record; each action a `title`; the report gets
+`alerts` (the warnings every rendering shows at its top: noisy modes, medians that missed their
+target, a fullgraph failure). They are ignored when the report is read back (the records are
+the source), so a report re-renders the same anywhere.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from typing import Any
 
 from advisor.model import BreakEntry, Report, to_jsonable
 from advisor.render import prose
-from advisor.render.view import displayer
+from advisor.render.view import build_view, displayer
 
 
 def render_json(report: Report) -> str:
     data = to_jsonable(report)
     display = displayer(report)
+    data["alerts"] = list(build_view(report).alerts)
     data["breaks"] = [
         {**entry_data, **_break_fields(entry, report, display)}
         for entry, entry_data in zip(report.breaks, data["breaks"], strict=True)
@@ -44,6 +47,7 @@ def _break_fields(entry: BreakEntry, report: Report, display: prose.Display) -> 
         "also_at": to_jsonable(site.also_at),
         "frame_skipped": site.frame_skipped,
         "verdict": d.verdict if d else None,
+        "verdict_label": prose.verdict_label(d) if d else None,
         "category": d.category if d else None,
         "gap_ms": entry.gap_ms,
         "overhead_ms": parts.overhead_ms,

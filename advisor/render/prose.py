@@ -15,6 +15,7 @@ from advisor.model import (
     BreakEntry,
     BreakSite,
     Calibration,
+    Decision,
     Ledger,
     Location,
     RecompileAdvice,
@@ -202,6 +203,21 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
     return ""
 
 
+VERDICT_REASONS = {
+    "below_noise": "within noise",
+    "below_share": "small",
+    "never_ran": "never ran",
+}
+
+
+def verdict_label(d: Decision) -> str:
+    """The verdict as tables show it: an `ignore` says why, because a cost inside the noise of
+    the measurement (unknown: it may matter) is not a cost that is small (known not to)."""
+    if d.verdict == "ignore" and d.reason in VERDICT_REASONS:
+        return f"ignore ({VERDICT_REASONS[d.reason]})"
+    return d.verdict
+
+
 def why(entry: BreakEntry, report: Report) -> str:
     """The numbers that decided the verdict, in one paragraph."""
     d = entry.decision
@@ -224,12 +240,21 @@ def why(entry: BreakEntry, report: Report) -> str:
             f"{_ms(step)} ms step ({_ms(d.threshold_ms)} ms)"
         )
     elif d.reason == "below_noise":
-        verdict = f"{amount} is within the measurement noise ({_ms(d.noise_ms)} ms)"
+        verdict = (
+            f"{amount} is within the measurement noise ({_ms(d.noise_ms)} ms): it cannot be "
+            "told from zero here, so ignoring it is a call made inside the noise (a longer or "
+            "quieter measurement may show it matters)"
+        )
     else:
         verdict = (
             f"{amount} = {_pct(d.saving_ms / step if step else None)} of the {_ms(step)} ms "
             f"step, above the threshold and the noise ({_ms(d.noise_ms)} ms)"
         )
+        if d.saving_ms - d.noise_ms < d.threshold_ms:
+            verdict += (
+                f"; within the noise it could be as low as {_ms(d.saving_ms - d.noise_ms)} ms, "
+                "under the threshold, so this verdict is close"
+            )
     text = head + verdict
     if d.library and d.basis != "measured":
         text += "; the break is in library code"
@@ -288,6 +313,7 @@ def what_if_line(w: WhatIf) -> str:
         f"`{w.knob}`: {_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving "
         f"{_ms(w.saving_ms)} ms, 95% CI {ci}; {removed}; matches eager: {match}; "
         f"{w.rounds} rounds, {timing}"
+        + ("; the medians' 95% intervals did not reach the target" if w.target_met is False else "")
     )
 
 

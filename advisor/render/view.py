@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-from advisor.model import BreakEntry, ModeResult, Report
+from advisor.model import BreakEntry, ModeResult, Report, Settings
 from advisor.paths import common_folder, display_path
 from advisor.render import prose
 from advisor.render.prose import Display
@@ -102,7 +102,7 @@ class ReportView:
     harness: str
     incomplete: bool
     headline: str | None
-    alerts: tuple[str, ...]  # shown at the top: noisy modes, fullgraph failure
+    alerts: tuple[str, ...]  # shown at the top: noisy modes and what-ifs, fullgraph failure
     mode_headers: tuple[str, ...]
     mode_rows: tuple[tuple[str, ...], ...]
     memory_note: str
@@ -139,7 +139,8 @@ MODE_HEADERS = (
     "first call s",
     "median ms",
     "IQR ms",
-    "n",
+    "median 95% CI",
+    "blocks",
     "speedup",
     "peak mem",
     "recompiles",
@@ -220,21 +221,6 @@ def build_view(report: Report) -> ReportView:
     )
 
 
-def _harness(report: Report) -> str:
-    st = report.settings
-    text = (
-        f"{st.warmup} warm-up calls, up to {st.repeats} interleaved rounds, blocks of at "
-        f"least {st.min_block_s * 1e3:g} ms, budget {st.budget_s:g} s"
-    )
-    if st.isolate:
-        limit = f" (timeout {st.timeout_s:g} s)" if st.timeout_s else ""
-        text += (
-            f"; isolated: each mode and what-if in its own process{limit}, timed one after the "
-            "other (not interleaved: drift between modes is not cancelled)"
-        )
-    return text
-
-
 def _environment(report: Report) -> str:
     env, wl = report.environment, report.workload
     text = (
@@ -246,16 +232,45 @@ def _environment(report: Report) -> str:
     return text
 
 
+def _harness(report: Report) -> str:
+    st = report.settings
+    rounds = (
+        f"at least {st.repeats} interleaved rounds, then more until each median's 95% interval "
+        f"is within ±{st.target_ci * 100:g}% of it"
+        if st.target_ci > 0
+        else f"{st.repeats} interleaved rounds"
+    )
+    threads = f", {st.threads} thread(s) pinned" if st.threads else ""
+    text = (
+        f"{st.warmup} warm-up calls, {rounds}; blocks of at least {st.min_block_s * 1e3:g} ms, "
+        f"budget {st.budget_s:g} s{threads}"
+    )
+    if st.isolate:
+        limit = f" (timeout {st.timeout_s:g} s)" if st.timeout_s else ""
+        text += (
+            f"; isolated: each mode and what-if in its own process{limit}, timed one after the "
+            "other (not interleaved: drift between modes is not cancelled)"
+        )
+    return text
+
+
 def _alerts(report: Report, display: Display) -> list[str]:
     out = []
     if report.incomplete:
         out.append("Incomplete: the run was interrupted; only the modes measured so far are here.")
+    busy = busy_machine_alert(report)
+    if busy:
+        out.append(busy)
     for m in report.modes:
-        spread = m.latency.relative_iqr if m.latency else None
-        if spread is not None and spread > NOISY_SPREAD:
+        alert = noise_alert(m, report.settings)
+        if alert:
+            out.append(alert)
+    for w in report.what_ifs:
+        if w.status == "measured" and w.target_met is False:
             out.append(
-                f"{MODE_LABELS.get(m.mode, m.mode)} is noisy: IQR {fmt_pct(spread)} of its "
-                "median; costs and verdicts from it are uncertain."
+                f"what-if `{w.knob}`: the medians' 95% intervals did not reach the "
+                f"±{report.settings.target_ci * 100:g}% target in {w.rounds} rounds; its measured "
+                "saving is uncertain."
             )
     finding = fullgraph_finding(report, display)
     if finding:
@@ -287,6 +302,53 @@ def safe_url(url: str | None) -> str | None:
     return url if url and url.startswith(("https://", "http://")) else None
 
 
+def busy_machine_alert(report: Report) -> str | None:
+    """Other work on the machine when measuring began: more runnable threads than CPUs."""
+    env = report.environment
+    if not env.load_average or not env.cpu_count or env.load_average[0] <= env.cpu_count:
+        return None
+    advice = (
+        "; --threads 1 keeps torch's threads from waiting on each other while descheduled"
+        if not report.settings.threads
+        else ""
+    )
+    return (
+        f"The machine was busy when measuring began (load average {env.load_average[0]:.2f} "
+        f"on {env.cpu_count} CPUs): timings are likely noisy{advice}."
+    )
+
+
+def noise_alert(mode: ModeResult, settings: Settings) -> str | None:
+    """Why a mode's numbers are uncertain (a wide spread, a median whose interval missed the
+    target), or None when they are not."""
+    lat = mode.latency
+    if lat is None:
+        return None
+    reasons = []
+    spread = lat.relative_iqr
+    if spread is not None and spread > NOISY_SPREAD:
+        reasons.append(f"IQR {fmt_pct(spread)} of its median")
+    if lat.target_met is False:
+        reasons.append(
+            f"its median's 95% interval (±{fmt_pct(lat.relative_ci)} after {lat.n} blocks) "
+            f"missed the ±{settings.target_ci * 100:g}% target"
+        )
+    if not reasons:
+        return None
+    # measured (reports/benchmarks/adaptive): on a shared 2-core machine, clean_mlp's IQR was
+    # 60-115% with torch's default threads and 2-7% with --threads 1
+    hint = (
+        " On a shared machine --threads 1 often steadies it (torch's threads stop waiting on "
+        "each other when another process takes a CPU)."
+        if not settings.threads
+        else ""
+    )
+    return (
+        f"{MODE_LABELS.get(mode.mode, mode.mode)} is noisy: {' and '.join(reasons)}; costs, "
+        f"verdicts and comparisons from it are uncertain.{hint}"
+    )
+
+
 def fullgraph_finding(report: Report, display: Display) -> str | None:
     mode = report.mode("fullgraph")
     if mode is None or mode.status != "failed" or mode.error is None:
@@ -310,6 +372,7 @@ def speedup(report: Report, mode: ModeResult) -> float | None:
 def _mode_row(report: Report, mode: ModeResult) -> tuple[str, ...]:
     lat = mode.latency
     spread = f"{fmt_ms(lat.iqr_ms)} ({fmt_pct(lat.relative_iqr)})" if lat else "-"
+    target = {True: " (target met)", False: " (target NOT met)", None: ""}
     up = speedup(report, mode)
     match = {True: "yes", False: "NO", None: "-"}[mode.matches_eager]
     return (
@@ -318,6 +381,7 @@ def _mode_row(report: Report, mode: ModeResult) -> tuple[str, ...]:
         fmt_s(mode.first_call_s),
         fmt_ms(lat.median_ms) if lat else "-",
         spread,
+        f"±{fmt_pct(lat.relative_ci)}{target[lat.target_met]}" if lat and lat.ci_ms else "-",
         str(lat.n) if lat else "-",
         f"{up:.2f}x" if up else "-",
         fmt_bytes(mode.peak_memory_bytes),
@@ -385,7 +449,7 @@ def _break_view(rank: int, entry: BreakEntry, report: Report, display: Display) 
         gb_type=site.gb_type,
         where=prose.location(site.where, display),
         code=site.where.code,
-        verdict=d.verdict if d else "-",
+        verdict=prose.verdict_label(d) if d else "-",
         category=prose.category_title(d.category) if d else "",
         occurrences=f"{entry.occurrences_per_call:g}",
         gap_ms=fmt_ms(entry.gap_ms),
@@ -455,7 +519,8 @@ def _break_fields(entry: BreakEntry, report: Report, display: Display) -> list[F
             )
         )
         out.append(Field("fix options", prose.savings_line(entry)))
-        out.append(Field("verdict", f"{d.verdict} ({prose.category_title(d.category)})"))
+        label = f"{prose.verdict_label(d)} ({prose.category_title(d.category)})"
+        out.append(Field("verdict", label))
         out.append(Field("why", prose.why(entry, report)))
     out.append(Field("evidence", prose.evidence(entry)))
     w = report.what_if(entry.what_if_knob)
