@@ -228,7 +228,7 @@ def why(entry: BreakEntry, report: Report) -> str:
         "measured": "measured saving",
         "bounded": "saving (bounded by a measurement)",
         "estimate": "estimated saving",
-    }[d.basis]
+    }.get(d.basis, d.basis)
     fix = FIX_WORDS.get(d.fix, d.fix)
     head = f"{category_title(d.category)}; runs {entry.occurrences_per_call:g}x per call; "
     if d.reason == "never_ran":
@@ -348,7 +348,7 @@ def method(c: Calibration) -> str:
     source = {
         "sessions": f"timed right before the profile, {c.sessions} profiler session(s)",
         "given": "the mode's median: no unprofiled calls in the trace",
-    }[c.reference]
+    }.get(c.reference, c.reference)
     text = (
         f"work (graph calls, aten ops) from the profile, corrected for "
         f"{c.overhead_us_per_event:.2f} µs per aten event ({calibration}); runtime overhead "
