@@ -142,7 +142,8 @@ def run_scenario(name: str, settings: Settings) -> tuple[ScenarioRow, Report]:
     module = _scenario_module(name)
     report = pipeline.run(pipeline.RunOptions(name, "cpu", settings), _progress(name))
     _progress(name)("fixed variant A/B ...")
-    ab = _fixed_ab(name, settings)
+    with harness.pinned(settings.threads):
+        ab = _fixed_ab(name, settings)
     fix_kind = getattr(module, "FIX_KIND", None)
     default = report.mode("default")
     default_ms = default.latency.median_ms if default and default.latency else None
@@ -295,7 +296,8 @@ def run_kbreaks(settings: Settings, pairs: int = KBREAKS_PAIRS) -> dict[str, Any
     rows = []
     for index in range(pairs):
         _progress("kbreaks")(f"pair {index + 1}/{pairs}: unprofiled slope ...")
-        slope, per_call = kbreaks.measure_slope()
+        with harness.pinned(settings.threads):
+            slope, per_call = kbreaks.measure_slope()
         k = max(per_call)
         workload = Workload(kbreaks.make_function(k), (torch.randn(16),), {}, f"kbreaks_{k}")
         options = pipeline.RunOptions(f"kbreaks_{k}", "cpu", settings, ("eager", "default"))
@@ -347,9 +349,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="scenarios or models (default: all)")
     parser.add_argument("--only", choices=("scenarios", "models", "kbreaks"))
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads, the process pinned to as many CPUs (default 1: on a shared 2-core "
+        "machine two threads wait on each other whenever another process runs)",
+    )
     args = parser.parse_args(argv)
-    settings = Settings(repeats=args.repeats, budget_s=20.0, profile_calls=30)
+    settings = Settings(repeats=args.repeats, budget_s=20.0, profile_calls=30, threads=args.threads)
     out = args.out or report_io.default_run_dir(Path("reports/benchmarks"), "accuracy")
     report_io.check_writable(out, ("accuracy.md", "accuracy.json"))
     started = time.perf_counter()
