@@ -34,7 +34,8 @@ NEW_TOKENS = 8  # generate workloads
 VOCAB = 512
 
 FAMILIES = ("decoder", "moe", "encoder", "encoder-decoder", "vision", "multimodal", "generate")
-INPUTS = ("text", "seq2seq", "pixels", "audio", "text+pixels")
+INPUTS = ("text", "seq2seq", "pixels", "audio", "text+pixels", "qwen-vl")
+FIRST_TOKEN = 16  # random token ids start here, above every special id the configs use
 # Special token ids inside the tiny vocabulary (the defaults are real checkpoints' ids, > VOCAB).
 SPECIAL_TOKENS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
 
@@ -132,6 +133,19 @@ def _t5(
     return ModelSpec(family, config, model_class, options, "seq2seq", {"use_cache": False})
 
 
+def _xlm(config: str, model_class: str) -> ModelSpec:
+    """XLM and Flaubert: their own config names; sequence lengths come from `pad_index`."""
+    options = {
+        "emb_dim": 64,
+        "n_layers": 2,
+        "n_heads": 4,
+        "vocab_size": VOCAB,
+        "max_position_embeddings": 128,
+        "pad_index": 2,
+    }
+    return ModelSpec("encoder", config, model_class, options)
+
+
 def _whisper() -> ModelSpec:
     """Whisper: log-mel input features (random) of 2 * max_source_positions frames."""
     options = {
@@ -201,6 +215,53 @@ def _clip() -> ModelSpec:
     }
     options = {"text_config": text, "vision_config": vision, "projection_dim": 32}
     return ModelSpec("multimodal", "CLIPConfig", "CLIPModel", options, "text+pixels")
+
+
+def _qwen2_vl() -> ModelSpec:
+    """Qwen2-VL: a vision tower (patches of 8x8x2 frames, merged 2x2) feeding a decoder with
+    multimodal RoPE; special ids inside the tiny vocabulary."""
+    text = {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": VOCAB,
+        "max_position_embeddings": 128,
+        # mrope sections (temporal, height, width) sum to head_dim / 2 = 8
+        "rope_parameters": {
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [2, 3, 3],
+        },
+        **SPECIAL_TOKENS,
+    }
+    vision = {
+        "depth": 2,
+        "embed_dim": 32,
+        "hidden_size": 64,
+        "num_heads": 2,
+        "mlp_ratio": 2,
+        "patch_size": 8,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    options = {
+        "text_config": text,
+        "vision_config": vision,
+        "image_token_id": 5,
+        "video_token_id": 6,
+        "vision_start_token_id": 7,
+        "vision_end_token_id": 8,
+    }
+    return ModelSpec(
+        "multimodal",
+        "Qwen2VLConfig",
+        "Qwen2VLForConditionalGeneration",
+        options,
+        "qwen-vl",
+        {"use_cache": False},
+    )
 
 
 def _generate(base: ModelSpec) -> ModelSpec:
@@ -313,6 +374,45 @@ MODELS: dict[str, ModelSpec] = {
     "olmo2": _decoder("Olmo2Config", "Olmo2ForCausalLM"),
     "granite": _decoder("GraniteConfig", "GraniteForCausalLM"),
     "cohere": _decoder("CohereConfig", "CohereForCausalLM"),
+    "reformer": ModelSpec(
+        "decoder",
+        "ReformerConfig",
+        "ReformerModelWithLMHead",
+        {
+            "hidden_size": 64,
+            "num_attention_heads": 2,
+            "attention_head_size": 32,
+            "feed_forward_size": 128,
+            "attn_layers": ["local", "lsh"],
+            "axial_pos_shape": [4, 4],  # product = max_position_embeddings = SEQ_LEN
+            "axial_pos_embds_dim": [32, 32],  # sum = hidden_size
+            "local_attn_chunk_length": 8,
+            "lsh_attn_chunk_length": 8,
+            "num_buckets": 2,
+            "max_position_embeddings": SEQ_LEN,
+            "is_decoder": True,
+            "vocab_size": VOCAB,
+            "pad_token_id": 0,
+            "eos_token_id": 2,
+        },
+        call={"use_cache": False},
+    ),
+    "mamba": ModelSpec(
+        "decoder",
+        "MambaConfig",
+        "MambaForCausalLM",
+        {
+            "hidden_size": 64,
+            "num_hidden_layers": 2,
+            "state_size": 8,
+            "expand": 2,
+            "conv_kernel": 4,
+            "use_mambapy": False,
+            "vocab_size": VOCAB,
+            **SPECIAL_TOKENS,
+        },
+        call={"use_cache": False},
+    ),
     # mixture of experts
     "mixtral": _MIXTRAL,
     "mixtral_eager_experts": _eager_experts(_MIXTRAL),
@@ -355,6 +455,55 @@ MODELS: dict[str, ModelSpec] = {
         num_experts=4,
         expert_capacity=16,
     ),
+    "jetmoe": _moe(
+        "JetMoeConfig",
+        "JetMoeForCausalLM",
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        kv_channels=16,
+        num_key_value_heads=4,
+    ),
+    "jamba": _moe(
+        "JambaConfig",
+        "JambaForCausalLM",
+        attn_layer_period=2,
+        attn_layer_offset=1,
+        expert_layer_period=2,
+        expert_layer_offset=1,
+        num_experts=4,
+        num_experts_per_tok=2,
+        mamba_d_state=8,
+        mamba_dt_rank=8,
+        mamba_expand=2,
+        use_mamba_kernels=False,
+    ),
+    "deepseek_v3": _moe(
+        "DeepseekV3Config",
+        "DeepseekV3ForCausalLM",
+        moe_intermediate_size=32,
+        first_k_dense_replace=1,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_group=2,
+        topk_group=1,
+        num_key_value_heads=4,
+        q_lora_rank=32,
+        kv_lora_rank=16,
+        qk_rope_head_dim=8,
+        qk_nope_head_dim=8,
+        v_head_dim=16,
+        head_dim=8,
+    ),
+    "gpt_oss": _moe(
+        "GptOssConfig",
+        "GptOssForCausalLM",
+        intermediate_size=64,
+        head_dim=16,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        sliding_window=8,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},  # no YaRN at 128 tokens
+    ),
     # encoders
     "bert": _encoder("BertConfig", "BertModel"),
     "roberta": _encoder("RobertaConfig", "RobertaModel", pad_token_id=1),
@@ -368,6 +517,42 @@ MODELS: dict[str, ModelSpec] = {
     "albert": _encoder("AlbertConfig", "AlbertModel", embedding_size=32),
     "electra": _encoder("ElectraConfig", "ElectraModel", embedding_size=32),
     "deberta_v2": _encoder("DebertaV2Config", "DebertaV2Model"),
+    "mpnet": _encoder("MPNetConfig", "MPNetModel"),
+    "longformer": _encoder(
+        "LongformerConfig",
+        "LongformerModel",
+        attention_window=8,
+        pad_token_id=1,
+        max_position_embeddings=130,
+    ),
+    "big_bird": _encoder(
+        "BigBirdConfig",
+        "BigBirdModel",
+        attention_type="block_sparse",
+        block_size=2,
+        num_random_blocks=1,
+    ),
+    "funnel": ModelSpec(
+        "encoder",
+        "FunnelConfig",
+        "FunnelModel",
+        {
+            "d_model": 64,
+            "n_head": 4,
+            "d_head": 16,
+            "d_inner": 128,
+            "block_sizes": [1, 1],
+            "vocab_size": VOCAB,
+        },
+    ),
+    "xlnet": ModelSpec(
+        "encoder",
+        "XLNetConfig",
+        "XLNetModel",
+        {"d_model": 64, "n_layer": 2, "n_head": 4, "d_inner": 128, "vocab_size": VOCAB},
+    ),
+    "xlm": _xlm("XLMConfig", "XLMModel"),
+    "flaubert": _xlm("FlaubertConfig", "FlaubertModel"),
     # encoder-decoders
     "t5": _T5,
     "bart": _seq2seq("BartConfig", "BartForConditionalGeneration"),
@@ -376,6 +561,28 @@ MODELS: dict[str, ModelSpec] = {
         "PegasusConfig", "PegasusForConditionalGeneration", pad_token_id=0, decoder_start_token_id=0
     ),
     "whisper": _whisper(),
+    "led": ModelSpec(
+        "encoder-decoder",
+        "LEDConfig",
+        "LEDForConditionalGeneration",
+        {
+            "d_model": 64,
+            "encoder_layers": 2,
+            "decoder_layers": 2,
+            "encoder_attention_heads": 4,
+            "decoder_attention_heads": 4,
+            "encoder_ffn_dim": 128,
+            "decoder_ffn_dim": 128,
+            "vocab_size": VOCAB,
+            "max_encoder_position_embeddings": 64,
+            "max_decoder_position_embeddings": 64,
+            "attention_window": 8,
+            "pad_token_id": 1,
+            "decoder_start_token_id": 2,
+        },
+        "seq2seq",
+        {"use_cache": False},
+    ),
     # vision
     "vit": _vit("ViTConfig", "ViTForImageClassification"),
     "deit": _vit("DeiTConfig", "DeiTForImageClassification"),
@@ -421,6 +628,7 @@ MODELS: dict[str, ModelSpec] = {
     ),
     # multimodal
     "clip": _clip(),
+    "qwen2_vl": _qwen2_vl(),
     # generation loops
     "gpt2_generate": _generate(_GPT2),
     "llama_generate": _generate(_LLAMA),
@@ -476,7 +684,7 @@ def _inputs(spec: ModelSpec, config: Any, generator: torch.Generator) -> dict[st
 
     def tokens(length: int) -> torch.Tensor:
         high = _vocab_size(config)
-        return torch.randint(4, high, (BATCH, length), generator=generator)
+        return torch.randint(FIRST_TOKEN, high, (BATCH, length), generator=generator)
 
     def pixels() -> torch.Tensor:
         channels = int(getattr(getattr(config, "vision_config", config), "num_channels", 3))
@@ -498,7 +706,40 @@ def _inputs(spec: ModelSpec, config: Any, generator: torch.Generator) -> dict[st
         return {"pixel_values": pixels()}
     if spec.inputs == "text+pixels":
         return {**text(), "pixel_values": pixels()}
+    if spec.inputs == "qwen-vl":
+        return _qwen_vl_inputs(config, tokens(SEQ_LEN), generator)
     raise ValueError(f"unknown input kind '{spec.inputs}'")
+
+
+def _qwen_vl_inputs(
+    config: Any, text: torch.Tensor, generator: torch.Generator
+) -> dict[str, torch.Tensor]:
+    """One image per row, as Qwen2-VL's processor lays it out: flattened patches with their
+    (t, h, w) grid, and a prompt <vision_start> <image> x merged patches <vision_end> text."""
+    vision = config.vision_config
+    grid = IMAGE_SIZE // vision.patch_size
+    merged = grid * grid // vision.spatial_merge_size**2
+    patch_dim = vision.in_channels * vision.temporal_patch_size * vision.patch_size**2
+
+    def column(token_id: int, width: int = 1) -> torch.Tensor:
+        return torch.full((BATCH, width), token_id, dtype=torch.long)
+
+    input_ids = torch.cat(
+        [
+            column(config.vision_start_token_id),
+            column(config.image_token_id, merged),
+            column(config.vision_end_token_id),
+            text,
+        ],
+        dim=1,
+    )
+    return {
+        "input_ids": input_ids,
+        "attention_mask": torch.ones_like(input_ids),
+        "mm_token_type_ids": (input_ids == config.image_token_id).long(),  # 1: image token
+        "pixel_values": torch.randn(BATCH * grid * grid, patch_dim, generator=generator),
+        "image_grid_thw": torch.tensor([[1, grid, grid]] * BATCH),
+    }
 
 
 def _generate_fn(model: Any) -> Callable[..., torch.Tensor]:
