@@ -34,7 +34,7 @@ NEW_TOKENS = 8  # generate workloads
 VOCAB = 512
 
 FAMILIES = ("decoder", "moe", "encoder", "encoder-decoder", "vision", "multimodal", "generate")
-INPUTS = ("text", "seq2seq", "pixels", "audio", "text+pixels", "qwen-vl")
+INPUTS = ("text", "seq2seq", "pixels", "audio", "text+pixels", "qwen-vl", "table")
 FIRST_TOKEN = 16  # random token ids start here, above every special id the configs use
 # Special token ids inside the tiny vocabulary (the defaults are real checkpoints' ids, > VOCAB).
 SPECIAL_TOKENS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
@@ -551,6 +551,21 @@ MODELS: dict[str, ModelSpec] = {
         "XLNetModel",
         {"d_model": 64, "n_layer": 2, "n_head": 4, "d_inner": 128, "vocab_size": VOCAB},
     ),
+    "tapas": ModelSpec(
+        "encoder",
+        "TapasConfig",
+        "TapasForQuestionAnswering",  # cell selection and aggregation heads: segment reductions
+        {
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "vocab_size": VOCAB,
+            "max_position_embeddings": 128,
+            "type_vocab_sizes": [3, 16, 16, 2, 16, 16, 16],
+        },
+        "table",
+    ),
     "xlm": _xlm("XLMConfig", "XLMModel"),
     "flaubert": _xlm("FlaubertConfig", "FlaubertModel"),
     # encoder-decoders
@@ -706,9 +721,22 @@ def _inputs(spec: ModelSpec, config: Any, generator: torch.Generator) -> dict[st
         return {"pixel_values": pixels()}
     if spec.inputs == "text+pixels":
         return {**text(), "pixel_values": pixels()}
+    if spec.inputs == "table":
+        return {**text(), "token_type_ids": _table_token_types()}
     if spec.inputs == "qwen-vl":
         return _qwen_vl_inputs(config, tokens(SEQ_LEN), generator)
     raise ValueError(f"unknown input kind '{spec.inputs}'")
+
+
+def _table_token_types(question: int = 4, columns: int = 3) -> torch.Tensor:
+    """TAPAS token types (segment, column, row, then 4 ranking types left 0): a question of
+    `question` tokens, then the table's cells row by row."""
+    types = torch.zeros(BATCH, SEQ_LEN, 7, dtype=torch.long)
+    cells = torch.arange(SEQ_LEN - question)
+    types[:, question:, 0] = 1
+    types[:, question:, 1] = cells % columns + 1
+    types[:, question:, 2] = cells // columns + 1
+    return types
 
 
 def _qwen_vl_inputs(

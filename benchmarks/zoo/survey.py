@@ -41,17 +41,20 @@ KNOBS: dict[str, dict[str, bool]] = {
 }
 EAGER_CALLS = 10
 TIMEOUT_S = 300
+THREADS = 1  # intra-op threads: tiny models gain nothing from more, and a busy machine
+# oversubscribed by OpenMP made 2-thread eager timings swing 10-40x
 _RESULT = "SURVEY-RESULT "
 
 
 # --- one model (runs in the child process) ---------------------------------------------------
 
 
-def survey_one(name: str) -> dict[str, Any]:
+def survey_one(name: str, threads: int = THREADS) -> dict[str, Any]:
     """Measure one zoo model; every step's failure is recorded, not raised."""
     import torch
     import transformers
 
+    torch.set_num_threads(threads)
     from advisor import torch_adapter as ta
     from advisor.capture import compile_and_capture
     from advisor.harness import compare_outputs
@@ -63,6 +66,7 @@ def survey_one(name: str) -> dict[str, Any]:
         "family": spec.family,
         "torch": torch.__version__,
         "transformers": transformers.__version__,
+        "threads": threads,
     }
     start = time.perf_counter()
     workload = build("cpu", name)
@@ -180,7 +184,7 @@ def short_path(file: str) -> str:
 # --- the sweep (parent process) --------------------------------------------------------------
 
 
-def run_isolated(name: str, timeout_s: float, log_dir: Path) -> dict[str, Any]:
+def run_isolated(name: str, timeout_s: float, log_dir: Path, threads: int) -> dict[str, Any]:
     """Survey one model in a child process; a crash, a hang or an error becomes a record."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
@@ -189,7 +193,15 @@ def run_isolated(name: str, timeout_s: float, log_dir: Path) -> dict[str, Any]:
     with log.open("w") as err:
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "benchmarks.zoo.survey", "--one", name],
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.zoo.survey",
+                    "--one",
+                    name,
+                    "--threads",
+                    str(threads),
+                ],
                 cwd=ROOT,
                 env=env,
                 stdout=subprocess.PIPE,
@@ -212,11 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="zoo models (default: all)")
     parser.add_argument("--out", type=Path, default=HERE, help="folder for survey.json/SURVEY.md")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per model")
+    parser.add_argument("--threads", type=int, default=THREADS, help="torch intra-op threads")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         with _quiet_dynamo():
-            print(_RESULT + json.dumps(survey_one(args.one)), flush=True)
+            print(_RESULT + json.dumps(survey_one(args.one, args.threads)), flush=True)
         return 0
 
     from benchmarks.zoo.hf_models import MODELS
@@ -231,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir = ROOT / "reports" / "zoo-survey-logs"  # git-ignored; one stderr log per model
     log_dir.mkdir(parents=True, exist_ok=True)
     for i, name in enumerate(names, 1):
-        rec = run_isolated(name, args.timeout, log_dir)
+        rec = run_isolated(name, args.timeout, log_dir, args.threads)
         results[name] = rec
         print(f"[{i}/{len(names)}] {name}: {_one_line(rec)}", flush=True)
     ordered = [results[n] for n in MODELS if n in results]
@@ -308,8 +321,10 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
     lines = [
         "# Model zoo survey",
         "",
-        f"torch {env.get('torch', '?')}, transformers {env.get('transformers', '?')}, CPU "
-        f"(2 cores). Written by `python -m benchmarks.zoo.survey`; data in `survey.json`.",
+        f"torch {env.get('torch', '?')}, transformers {env.get('transformers', '?')}, CPU, "
+        f"{env.get('threads', '?')} thread(s). Written by `python -m benchmarks.zoo.survey`; "
+        "data in `survey.json`. Eager ms: median of 10 calls on a shared 2-core machine "
+        "(rough: other jobs ran alongside).",
         "",
         f"{len(ok)} of {len(records)} models ran; {len(broken)} have graph breaks. All compiles "
         'use `backend="eager"` (Dynamo\'s graphs and breaks do not depend on the backend). '
