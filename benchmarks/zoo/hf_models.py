@@ -34,7 +34,7 @@ NEW_TOKENS = 8  # generate workloads
 VOCAB = 512
 
 FAMILIES = ("decoder", "moe", "encoder", "encoder-decoder", "vision", "multimodal", "generate")
-INPUTS = ("text", "seq2seq", "pixels", "audio", "text+pixels", "qwen-vl", "table")
+INPUTS = ("text", "seq2seq", "seq2seq-labels", "pixels", "audio", "text+pixels", "qwen-vl", "table")
 FIRST_TOKEN = 16  # random token ids start here, above every special id the configs use
 # Special token ids inside the tiny vocabulary (the defaults are real checkpoints' ids, > VOCAB).
 SPECIAL_TOKENS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
@@ -576,6 +576,38 @@ MODELS: dict[str, ModelSpec] = {
         "PegasusConfig", "PegasusForConditionalGeneration", pad_token_id=0, decoder_start_token_id=0
     ),
     "whisper": _whisper(),
+    "bigbird_pegasus": _seq2seq(
+        "BigBirdPegasusConfig",
+        "BigBirdPegasusForConditionalGeneration",
+        attention_type="block_sparse",
+        block_size=2,
+        num_random_blocks=1,
+        pad_token_id=0,
+        decoder_start_token_id=0,
+    ),
+    "prophetnet": ModelSpec(
+        "encoder-decoder",
+        "ProphetNetConfig",
+        "ProphetNetForConditionalGeneration",
+        {
+            "hidden_size": 64,
+            "encoder_ffn_dim": 128,
+            "decoder_ffn_dim": 128,
+            "num_encoder_layers": 2,
+            "num_decoder_layers": 2,
+            "num_encoder_attention_heads": 4,
+            "num_decoder_attention_heads": 4,
+            "vocab_size": VOCAB,
+            "max_position_embeddings": 64,
+            "ngram": 2,
+            "num_buckets": 8,
+            "relative_max_distance": 32,
+            "pad_token_id": 0,
+            "decoder_start_token_id": 0,
+        },
+        "seq2seq-labels",  # labels, not decoder_input_ids: the loss path of an eval loop
+        {"use_cache": False},
+    ),
     "led": ModelSpec(
         "encoder-decoder",
         "LEDConfig",
@@ -713,6 +745,8 @@ def _inputs(spec: ModelSpec, config: Any, generator: torch.Generator) -> dict[st
         return text()
     if spec.inputs == "seq2seq":
         return {**text(), "decoder_input_ids": tokens(TARGET_LEN)}
+    if spec.inputs == "seq2seq-labels":  # an evaluation step: the model shifts labels itself
+        return {**text(), "labels": tokens(TARGET_LEN)}
     if spec.inputs == "audio":
         frames = 2 * config.max_source_positions
         features = torch.randn(BATCH, config.num_mel_bins, frames, generator=generator)
