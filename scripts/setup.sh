@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up .venv with the torch CPU build and advisor (editable, with dev tools and Ray for
-# `advisor sweep --engine ray`).
+# Set up .venv with the torch CPU build and advisor (editable, with dev tools, Ray for
+# `advisor sweep --engine ray` and the model zoo's transformers).
 # torch is installed first and pinned to the CPU build that lies on this machine's disk, so pip
 # never resolves an unpinned torch to a multi-GB CUDA build. An existing torch in the supported
 # range (2.11-2.13, e.g. on a GPU box) is kept. Override the pin with TORCH_SPEC=... if needed.
@@ -20,4 +20,4 @@ PY
 then
   .venv/bin/python -m pip install -q --disable-pip-version-check "$TORCH_SPEC"
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,ray]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,ray,zoo]'

@@ -1,0 +1,60 @@
+"""The model zoo (benchmarks/zoo): tiny random-init transformers models and their manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.capture import capture_workload
+from advisor.harness import compare_outputs
+from advisor.workload import load_target, scenario_names
+from benchmarks.zoo.hf_models import MODELS, build  # imports transformers only when building
+
+pytest.importorskip("transformers")
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+ZOO = Path(__file__).resolve().parent.parent / "benchmarks" / "zoo"
+
+
+@pytest.mark.parametrize("model", ["reformer", "albert", "mixtral_eager_experts"])
+def test_zoo_model_is_deterministic(model: str) -> None:
+    """A decoder with breaks, an encoder and an MoE: two builds and two calls agree."""
+    first, second = build("cpu", model), build("cpu", model)
+    assert first.name == f"hf.{model}"
+    out = first()
+    assert compare_outputs(out, first())[0]
+    assert compare_outputs(out, second())[0]
+
+
+def test_zoo_target_loads_with_params() -> None:
+    workload = load_target(str(ZOO / "hf_models.py") + ":build", "cpu", {"model": "albert"})
+    assert workload.name == "hf.albert"
+    assert "input_ids" in workload.kwargs
+
+
+def test_zoo_break_is_captured() -> None:
+    """Flaubert's `assert lengths.max().item() <= slen` is one `.item()` break (GB0124)."""
+    workload = build("cpu", "flaubert")
+    capture = capture_workload(workload.fn, workload.args, workload.kwargs, backend="eager")
+    assert [b.gb_code for b in capture.breaks] == ["GB0124"]
+
+
+def test_unknown_model_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown zoo model"):
+        build("cpu", "no_such_model")
+
+
+def test_manifest_lists_every_model_and_scenario() -> None:
+    manifest = tomllib.loads((ZOO / "zoo.toml").read_text())
+    assert manifest["sweep"]["name"] == "transformers-zoo"
+    assert manifest["defaults"] == {"device": "cpu"}
+    targets = manifest["targets"]
+    names = [t["name"] for t in targets]
+    assert len(names) == len(set(names))
+    zoo_targets = [t for t in targets if "params" in t]
+    assert all(t["target"] == "hf_models.py:build" for t in zoo_targets)
+    assert all((ZOO / t["target"].split(":")[0]).is_file() for t in zoo_targets)
+    assert all(t["params"]["model"] in MODELS for t in zoo_targets)
+    assert {t["params"]["model"] for t in zoo_targets} == set(MODELS)
+    assert {t["target"] for t in targets if "params" not in t} == set(scenario_names())
