@@ -164,7 +164,8 @@ def _group_sites(
             key = (root.gb_code or root.gb_type, where.file, where.line)
             group = groups.get(key)
             if group is None:
-                group = groups[key] = _SiteGroup(root, where, _reached_from(parsed, where))
+                reached = _reached_from(parsed, where, co_name, co_file)
+                group = groups[key] = _SiteGroup(root, where, reached)
             _add_sighting(group, cid, parsed, co_name, co_file)
             keys = met.setdefault(cid, [])
             if key not in keys:
@@ -218,9 +219,17 @@ def is_user_file(filename: str) -> bool:
     )
 
 
-def _reached_from(parsed: ta.ParsedBreak, where: Location) -> Location | None:
-    """The innermost user frame on the way to `where`, when that is another line."""
-    for frame in reversed(parsed.frames):
+def _reached_from(
+    parsed: ta.ParsedBreak, where: Location, co_name: str, co_file: str
+) -> Location | None:
+    """The innermost user frame on the way to `where`, when that is another line: from the
+    compiled function inwards (the frames above it, a script or a command-line entry point,
+    only call it)."""
+    outer = _outer_frame(parsed, co_name, co_file)
+    if outer is None:
+        return None
+    frames = parsed.frames[parsed.frames.index(outer) :]
+    for frame in reversed(frames):
         if is_user_file(frame.file):
             if (frame.file, frame.line) == (where.file, where.line):
                 return None

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.capture import capture_workload
 from advisor.harness import compare_outputs
 from advisor.workload import load_target, scenario_names
 from benchmarks.zoo.hf_models import MODELS, build  # imports transformers only when building
+from tests.support.compile import capture_workload
 
 pytest.importorskip("transformers")
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
@@ -37,7 +37,9 @@ def test_zoo_break_is_captured() -> None:
     """Flaubert's `assert lengths.max().item() <= slen` is one `.item()` break (GB0124)."""
     workload = build("cpu", "flaubert")
     capture = capture_workload(workload.fn, workload.args, workload.kwargs, backend="eager")
-    assert [b.gb_code for b in capture.breaks] == ["GB0124"]
+    assert [s.gb_code for s in capture.sites] == ["GB0124"]
+    (site,) = capture.sites
+    assert site.where.file.endswith("transformers/models/flaubert/modeling_flaubert.py")
 
 
 def test_unknown_model_is_rejected() -> None:

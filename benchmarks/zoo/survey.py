@@ -58,7 +58,6 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
 
     torch.set_num_threads(threads)
     from advisor import torch_adapter as ta
-    from advisor.capture import compile_and_capture
     from advisor.harness import compare_outputs
     from benchmarks.zoo.hf_models import MODELS, build, parameter_count
 
@@ -83,14 +82,14 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
     def matches(out: Any) -> bool:
         return compare_outputs(expected, out)[0]
 
-    compiled, capture = compile_and_capture(fn, args, kwargs, "eager")
+    compiled, capture = compile_and_capture(fn, args, kwargs)
     rec["default"] = {
         "graphs": len(capture.graphs),
         "ops": sum(g.ops for g in capture.graphs),
         "recompiles": len(capture.recompiles),
         "matches_eager": matches(compiled(*args, **kwargs)),
     }
-    rec["breaks"] = [_break_dict(b) for b in capture.breaks]
+    rec["breaks"] = [_break_dict(b) for b in capture.sites]
 
     ta.reset_dynamo()
     try:
@@ -108,7 +107,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
         }
 
     rec["knobs"] = {}
-    if capture.breaks:
+    if capture.sites:
         for label, settings in KNOBS.items():
             rec["knobs"][label] = _with_knobs(settings, fn, args, kwargs, matches)
         if inductor:
@@ -164,18 +163,16 @@ def _with_knobs(
 ) -> dict[str, Any]:
     import torch
 
-    from advisor.capture import compile_and_capture
-
     try:
         with torch._dynamo.config.patch(**settings):
-            compiled, capture = compile_and_capture(fn, args, kwargs, "eager")
+            compiled, capture = compile_and_capture(fn, args, kwargs)
             out = compiled(*args, **kwargs)
     except Exception as exc:  # a knob that makes the compile fail is a result here
         return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
     return {
         "graphs": len(capture.graphs),
-        "breaks": len(capture.breaks),
-        "codes": sorted({b.gb_code or "?" for b in capture.breaks}),
+        "breaks": len(capture.sites),
+        "codes": sorted({b.gb_code or "?" for b in capture.sites}),
         "matches_eager": matches(out),
     }
 
@@ -191,17 +188,36 @@ def _median_ms(call: Callable[[], Any]) -> float:
     return statistics.median(samples)
 
 
-def _break_dict(brk: Any) -> dict[str, Any]:
+def compile_and_capture(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[Callable[..., Any], Any]:
+    """Compile with the eager backend (Dynamo's breaks do not depend on the backend) and run
+    once inside the advisor's capture."""
+    import torch
+
+    from advisor import torch_adapter as ta
+    from advisor.capture import CaptureSession
+
+    ta.reset_dynamo()
+    compiled = torch.compile(fn, backend="eager")
+    with CaptureSession() as session:
+        compiled(*args, **kwargs)
+    return compiled, session.result()
+
+
+def _break_dict(site: Any) -> dict[str, Any]:
+    """A break site as the survey lists it: where Dynamo broke, reached from where."""
+    reached = site.reached_from
     return {
-        "gb_code": brk.gb_code,
-        "gb_type": brk.gb_type,
-        "where": _where(brk.file, brk.line),
-        "function": brk.function,
-        "code": brk.code,
-        "frame_skipped": brk.frame_skipped,
-        "compile_ids": list(brk.compile_ids),
-        "stop": _where(brk.break_file, brk.break_line),
-        "outer": _where(brk.outer_file, brk.outer_line),
+        "gb_code": site.gb_code,
+        "gb_type": site.gb_type,
+        "where": _where(site.where.file, site.where.line),
+        "function": site.where.function,
+        "code": site.where.code,
+        "frame_skipped": site.frame_skipped,
+        "compile_ids": list(site.compile_ids),
+        "reached_from": _where(reached.file, reached.line) if reached else None,
+        "also_at": [_where(a.file, a.line) for a in site.also_at],
     }
 
 
@@ -403,8 +419,8 @@ def render_markdown(records: Sequence[Mapping[str, Any]]) -> str:
         f"{len(ok)} of {len(records)} models ran; {len(broken)} have graph breaks. All compiles "
         'use `backend="eager"` (Dynamo\'s graphs and breaks do not depend on the backend). '
         "*graphs*: graphs of the default compile; *breaks*: the advisor's capture (one entry "
-        "per registry code and line) at the `file:line` it reports, package-relative, with "
-        "where Dynamo stopped in brackets when that is elsewhere (see the notes), "
+        "per registry code and the line where Dynamo broke), package-relative, with the user "
+        "line it was reached from in brackets when there is one, "
         "*(skip)* a frame Dynamo skipped; *fullgraph*: `fullgraph=True` and its output vs "
         "eager; *knobs*: breaks left with `capture_scalar_outputs` (scalar), "
         "`capture_dynamic_output_shape_ops` (dynamic) or both; *Inductor*: for a model with "
@@ -481,9 +497,10 @@ def _notes(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _break_cell(brk: Mapping[str, Any]) -> str:
-    stop = f" (in `{brk['stop']}`)" if brk["stop"] else ""
+    reached = brk.get("reached_from")
+    via = f" (from `{reached}`)" if reached else ""
     skipped = " (skip)" if brk["frame_skipped"] else ""
-    return f"{brk['gb_code'] or '?'} `{brk['where']}`{stop}{skipped}"
+    return f"{brk['gb_code'] or '?'} `{brk['where']}`{via}{skipped}"
 
 
 if __name__ == "__main__":
