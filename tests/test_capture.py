@@ -143,10 +143,10 @@ def test_a_library_break_met_from_the_callers_frame_is_one_site() -> None:
     user = "/home/u/run.py"
     call = (user, 33, "run", "return m.generate(ids)")
     inner = (lib, 2413, "_prepare", "if x.any():")
+    script = ("/home/u/main.py", 5, "<module>", "out = compiled(ids)")  # above the compile
+    generate = (lib, 2847, "generate", "self._prepare()")
     records = [
-        _break_record(
-            "0/0", f"{lib}:2413", [call, (lib, 2847, "generate", "self._prepare()"), inner]
-        ),
+        _break_record("0/0", f"{lib}:2413", [script, call, generate, inner]),
         _metrics("0/0", "run", user, 32, 0),
         _break_record("1/0", f"{lib}:2413", [inner]),
         _metrics("1/0", "_prepare", lib, 2400, 3),
@@ -159,6 +159,7 @@ def test_a_library_break_met_from_the_callers_frame_is_one_site() -> None:
         2413,
         "_prepare",
     )
+    # reached from the compiled function's own line, not from the script that called it
     assert s.reached_from is not None and (s.reached_from.file, s.reached_from.line) == (user, 33)
     assert [(a.file, a.line) for a in s.also_at] == [(user, 33)]
     assert s.compile_ids == ("0/0", "1/0")
