@@ -183,3 +183,19 @@ def test_recompile_reason_is_one_line() -> None:
         '\nUser stack trace:\n  File "m.py", line 71, in f\n    seen.append(x)'
     )
     assert ta.one_line_guard_reason(raw) == "2/0: len(seen) == 6 # seen.append(x) # m.py:71 in f"
+
+
+def test_a_library_module_compiled_as_it_is_is_reached_from_no_user_line() -> None:
+    # The model itself is what was compiled (a library's forward): the only user frame in the
+    # traceback is the script above the compile, which is not where the break is reached from.
+    lib = "/venv/lib/python3.11/site-packages/lib/model.py"
+    script = ("/home/u/main.py", 5, "<module>", "out = compiled(ids)")
+    forward = (lib, 80, "forward", "h = self.block(h)")
+    inner = (lib, 120, "block", "if h.any():")
+    records = [
+        _break_record("0/0", f"{lib}:120", [script, forward, inner]),
+        _metrics("0/0", "forward", lib, 70, 4),
+    ]
+    (site,) = build_capture(records).sites
+    assert (site.where.file, site.where.line) == (lib, 120)
+    assert site.reached_from is None
