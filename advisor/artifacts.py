@@ -100,6 +100,8 @@ class ProfileTrace:
     # sessions: the price of one more graph call and of one break's glue (see attribute).
     probe_calls: tuple[TraceEvent, ...] = ()
     probe_unprofiled_us: tuple[float, ...] = ()  # the probe's calls without the profiler
+    # One break, unprofiled: the probe with its break minus the same ops unbroken, per call.
+    probe_break_us: float | None = None
     # Per profiled call: the median unprofiled time of its session (see `profile.profile_calls`).
     call_unprofiled_us: tuple[float, ...] = ()
     sessions: int = 1

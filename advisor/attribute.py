@@ -559,6 +559,7 @@ class ProbePrices:
     lookup_us: float | None = None  # one guard lookup with trivial guards
     region_fixed_us: float | None = None  # one region's fixed part beyond its graph call
     calls: int = 0
+    break_us: float | None = None  # one whole break, unprofiled: with minus without it
 
 
 @dataclass(frozen=True)
@@ -805,8 +806,9 @@ def _owners_deep(event: TraceEvent) -> list[TraceEvent]:
 def probe_prices(trace: ProfileTrace, rescale: float) -> ProbePrices:
     """The probe's graph call, glue, guard lookup and region overhead, corrected against its own
     unprofiled time like the workload's calls, then rescaled with them."""
+    break_us = trace.probe_break_us * rescale if trace.probe_break_us is not None else None
     if not trace.probe_calls:
-        return ProbePrices()
+        return ProbePrices(break_us=break_us)
     per_event = trace.overhead_us_per_event
     reference = statistics.median(trace.probe_unprofiled_us) if trace.probe_unprofiled_us else None
     per_call = [segment_call(call, _probe_capture(call)) for call in trace.probe_calls]
@@ -826,13 +828,14 @@ def probe_prices(trace: ProfileTrace, rescale: float) -> ProbePrices:
         glue.append(sum(r.duration_us for r in rows if r.kind == "gap"))
         lookup.append(lookups / len(regions))
     if not graph:
-        return ProbePrices(calls=len(trace.probe_calls))
+        return ProbePrices(calls=len(trace.probe_calls), break_us=break_us)
     return ProbePrices(
         graph_call_us=_median(graph) * rescale,
         glue_us=_median(glue) * rescale,
         lookup_us=_median(lookup) * rescale,
         region_fixed_us=_median(fixed) * rescale,
         calls=len(graph),
+        break_us=break_us,
     )
 
 
@@ -951,6 +954,7 @@ def _calibration(
         fallback_calls=sum(f.fallback for f in factors),
         graph_call_us=probe.graph_call_us,
         glue_us=probe.glue_us,
+        probe_break_us=probe.break_us,
         probe_calls=probe.calls,
         whole_call_us_per_event=whole_call,
     )

@@ -20,6 +20,9 @@ eager aten work and K of that compute-bound:
   cheapest graph call per instance.
 - glue: the probe's gap: output reconstruction and the call into the resume function, the
   part of a gap that goes with the break whatever the line does.
+- a floor: the probe is also timed unprofiled against the same ops with no break; that
+  difference is what one break costs on this machine, and one extra region calling a graph is
+  never priced below it (the profile's split of small regions is the least certain part).
 - For a skipped frame, the frame's Python (module calls, the interpreter between ops) is all
   overhead: it disappears once the frame compiles. Its own statement's time is not separable.
 
@@ -29,8 +32,8 @@ removes the Python and the fusible tensor work (T - K); delete removes all of it
 frame, isolating the break lets the frame compile (its tensor work fuses) but keeps one break.
 
 The entries own disjoint time by construction (see `rootcause`); their fixed prices are scaled
-down, per term, where they would add up to more guard lookup, region overhead or graph-call time
-than the profile measured (`CostTerms.overhead_cap`). Not modelled: kernels that fuse across the
+down alike where they would add up to more than the compiled time (regions, graph calls, guard
+lookups) the profile measured (`CostTerms.overhead_cap`). Not modelled: kernels that fuse across the
 former boundary once the break is gone. How close the estimates land is measured by
 `benchmarks/accuracy.py` (results in reports/benchmarks/accuracy).
 """
@@ -57,6 +60,7 @@ class Prices:
     glue_us: float
     probe_lookup_us: float | None = None
     probe_region_us: float | None = None
+    break_us: float | None = None  # one whole break, unprofiled (the probe with and without)
 
 
 def prices(att: AttributionResult) -> Prices:
@@ -78,6 +82,7 @@ def prices(att: AttributionResult) -> Prices:
         glue_us=att.probe.glue_us or 0.0,
         probe_lookup_us=att.probe.lookup_us,
         probe_region_us=att.probe.region_fixed_us,
+        break_us=att.probe.break_us,
     )
 
 
@@ -92,6 +97,9 @@ def terms_for(root: RootCause, att: AttributionResult, p: Prices) -> CostTerms:
     regions = own.regions + sum(_summary(att, c.id).regions for c in root.causes)
     graph_regions = own.graph_regions + sum(_summary(att, c.id).graph_regions for c in root.causes)
     lookup, overhead = _fixed_prices(root, own, att, p)
+    glue = 0.0 if root.skipped_frame else p.glue_us
+    if p.break_us is not None:  # never below what one break costs unprofiled
+        overhead = max(overhead, p.break_us - lookup - glue - p.graph_call_us)
     work = min(own.work_us, own.owned_us)
     return CostTerms(
         regions=regions,
@@ -99,7 +107,7 @@ def terms_for(root: RootCause, att: AttributionResult, p: Prices) -> CostTerms:
         guard_lookup_us=lookup,
         region_overhead_us=overhead,
         graph_call_us=p.graph_call_us,
-        glue_us=0.0 if root.skipped_frame else p.glue_us,
+        glue_us=glue,
         gap_us=own.owned_us,
         tensor_work_us=work,
         kept_us=min(own.kept_us, work),
@@ -144,31 +152,28 @@ def _lighter(before, after, value, fallback: float) -> float:  # type: ignore[no
 
 
 def cap_to_profile(terms: list[CostTerms], att: AttributionResult) -> list[CostTerms]:
-    """Scale the entries' fixed prices, per term, so they never add up to more guard lookup,
-    region overhead or graph-call time per call than the profile measured."""
-    totals = att.totals
-    lookup = sum(t.regions * t.guard_lookup_us for t in terms)
-    region = sum(t.graph_regions * t.region_overhead_us for t in terms)
-    graph = sum(t.graph_regions * t.graph_call_us for t in terms)
-    lookup_cap = _cap(lookup, totals.lookup_us)
-    region_cap = _cap(region, totals.compiled_us - totals.compiled_work_us)
-    graph_cap = _cap(graph, totals.compiled_work_us)
-    if min(lookup_cap, region_cap, graph_cap) >= 1.0:
+    """Scale the entries' fixed prices down alike where they would add up to more than the
+    compiled time per call (regions, their graph calls and guard lookups) the profile measured:
+    the time they stand for lies there, so the ledger still adds up."""
+    charged = sum(
+        t.regions * t.guard_lookup_us
+        + t.graph_regions * (t.region_overhead_us + t.graph_call_us)
+        for t in terms
+    )
+    available = att.totals.lookup_us + att.totals.compiled_us
+    if charged <= max(available, 0.0) or charged <= 0:
         return terms
+    cap = max(available, 0.0) / charged
     return [
         replace(
             t,
-            guard_lookup_us=t.guard_lookup_us * lookup_cap,
-            region_overhead_us=t.region_overhead_us * region_cap,
-            graph_call_us=t.graph_call_us * graph_cap,
-            overhead_cap=min(lookup_cap, region_cap, graph_cap),
+            guard_lookup_us=t.guard_lookup_us * cap,
+            region_overhead_us=t.region_overhead_us * cap,
+            graph_call_us=t.graph_call_us * cap,
+            overhead_cap=cap,
         )
         for t in terms
     ]
-
-
-def _cap(charged: float, available: float) -> float:
-    return 1.0 if charged <= max(available, 0.0) else max(available, 0.0) / charged
 
 
 def parts_of(terms: CostTerms, occurrences: float) -> CostParts:

@@ -398,22 +398,31 @@ def compiled_call(
     return call
 
 
-def break_probe(device: str) -> Callable[[], Any]:
-    """A warm call of the probe (two tiny graphs split by one break) compiled like the
-    workload's default mode (Inductor, its own backend object), without resetting Dynamo so the
-    workload's compiled code stays live. Profiled beside the workload, it prices one more graph
-    call and one break's glue (see `attribute.probe_prices`)."""
+@dataclass(frozen=True)
+class Probe:
+    """Warm calls of the probe with its break and without (see `break_probe`)."""
+
+    call: Callable[[], Any]
+    unbroken: Callable[[], Any]
+
+
+def break_probe(device: str) -> Probe:
+    """The probe (two tiny graphs split by one break, and the same ops unbroken) compiled like
+    the workload's default mode (Inductor, a backend object of its own), without resetting
+    Dynamo so the workload's compiled code stays live. Timed against each other it prices one
+    break; profiled beside the workload, one more graph call and one break's glue (see
+    `attribute.probe_prices`)."""
     backend = torch_adapter.InductorBackend("probe")
-    compiled = torch_adapter.compile_mode(torch_adapter.break_probe_function(), backend, False)
+    broken, unbroken = torch_adapter.break_probe_functions()
     x = torch.ones(8, device=device)
-
-    def call() -> Any:
-        return compiled(x)
-
+    compiled = torch_adapter.compile_mode(broken, backend, False)
+    compiled_unbroken = torch_adapter.compile_mode(unbroken, backend, False)
+    probe = Probe(lambda: compiled(x), lambda: compiled_unbroken(x))
     with filtered_native_stderr():
-        call()
-        call()
-    return call
+        for _ in range(2):
+            probe.call()
+            probe.unbroken()
+    return probe
 
 
 @dataclass

@@ -292,6 +292,7 @@ class Calibration:
     fallback_calls: int = 0  # calls whose work exceeded the reference: scaled alike
     graph_call_us: float | None = None  # one more graph call: the probe's graph call
     glue_us: float | None = None  # one break's reconstruction + resume call: the probe's gap
+    probe_break_us: float | None = None  # one whole break unprofiled: probe with minus without
     probe_calls: int = 0
     whole_call_us_per_event: float | None = None  # cross-check from whole calls
 
@@ -326,11 +327,9 @@ class CostTerms:
 
     @property
     def fixed_us(self) -> float:
-        """Extra regions, their guard lookups and graph calls, after the cap."""
+        """Extra regions, their guard lookups and graph calls (the prices are after the cap)."""
         per_graph = self.region_overhead_us + self.graph_call_us
-        return (self.regions * self.guard_lookup_us + self.graph_regions * per_graph) * (
-            self.overhead_cap
-        )
+        return self.regions * self.guard_lookup_us + self.graph_regions * per_graph
 
 
 @dataclass(frozen=True)

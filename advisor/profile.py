@@ -22,10 +22,13 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor import torch_adapter as ta
 from advisor.artifacts import EventCalibration, ProfileTrace, TraceEvent
+
+if TYPE_CHECKING:
+    from advisor.harness import Probe
 
 RECORD_NAME = "advisor::call"
 PROBE_RECORD_NAME = "advisor::graph_call_probe"
@@ -120,7 +123,7 @@ def profile_calls(
     n_calls: int,
     device: str,
     warmup: int = 2,
-    probe: Callable[[], Any] | None = None,
+    probe: Probe | None = None,
     sessions: int = 1,
 ) -> ProfileTrace:
     """Profile `n_calls` warm calls of `call` (already compiled and warmed up by the caller, or
@@ -150,9 +153,11 @@ def profile_calls(
     activities = ta.profiler_activities(device)
     with_device = len(activities) > 1
     probe_unprofiled: list[float] = []
+    probe_break: float | None = None
     if probe is not None:
-        probe()
-        probe_unprofiled = _time_calls(probe, 3 * n_calls, device)
+        probe.call()
+        probe_unprofiled = _time_calls(probe.call, 3 * n_calls, device)
+        probe_break = time_break(probe, device)
     unprofiled: list[float] = []
     calls: list[TraceEvent] = []
     probe_calls: list[TraceEvent] = []
@@ -162,7 +167,9 @@ def profile_calls(
         in_session = n_calls // sessions + (1 if index < n_calls % sessions else 0)
         timed = _time_calls(call, max(3, wanted // sessions), device)
         unprofiled += timed
-        got, got_probe = _profile_session(call, in_session, device, activities, probe)
+        got, got_probe = _profile_session(
+            call, in_session, device, activities, probe.call if probe else None
+        )
         if len(got) != in_session:
             warnings.append(f"expected {in_session} call records in a session, found {len(got)}")
         calls += _converted(got, with_device)
@@ -175,11 +182,37 @@ def profile_calls(
         calibration=calibration,
         probe_calls=tuple(probe_calls),
         probe_unprofiled_us=tuple(round(u, 3) for u in probe_unprofiled),
+        probe_break_us=round(probe_break, 3) if probe_break is not None else None,
         call_unprofiled_us=tuple(round(u, 3) for u in call_refs),
         sessions=sessions,
         torch_version=ta.torch_version(),
         warnings=tuple(warnings),
     )
+
+
+_BREAK_ROUNDS = 15
+_BREAK_BLOCK = 100
+
+
+def time_break(probe: Probe, device: str) -> float:
+    """What one break costs, unprofiled: the probe with its break against the same ops unbroken,
+    in blocks timed alternately (so drift hits both), the median of the paired differences per
+    call."""
+    differences = []
+    for _ in range(_BREAK_ROUNDS):
+        broken = _block_us(probe.call, device)
+        unbroken = _block_us(probe.unbroken, device)
+        differences.append(broken - unbroken)
+    return max(0.0, statistics.median(differences))
+
+
+def _block_us(call: Callable[[], Any], device: str) -> float:
+    ta.synchronize(device)
+    start = time.perf_counter_ns()
+    for _ in range(_BREAK_BLOCK):
+        call()
+    ta.synchronize(device)
+    return (time.perf_counter_ns() - start) / 1000.0 / _BREAK_BLOCK
 
 
 def _profile_session(

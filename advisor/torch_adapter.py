@@ -191,9 +191,10 @@ def use_compiled_call(module: Any, compiled: Callable[..., Any] | None) -> None:
     module._compiled_call_impl = compiled
 
 
-def break_probe_function() -> Callable[[Any], Any]:
-    """Two tiny graphs split by one explicit break: profiled beside the workload, it prices one
-    more graph call and one break's glue (output reconstruction, the call into the resume)."""
+def break_probe_functions() -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """The probe: two tiny graphs split by one explicit break, and the same ops unbroken. Timed
+    against each other unprofiled, they price one break; profiled beside the workload, the
+    first prices one more graph call and one break's glue (reconstruction, the resume call)."""
     import torch._dynamo
 
     def advisor_break_probe(x: Any) -> Any:
@@ -201,7 +202,11 @@ def break_probe_function() -> Callable[[Any], Any]:
         torch._dynamo.graph_break()
         return y * 3.0
 
-    return advisor_break_probe
+    def advisor_unbroken_probe(x: Any) -> Any:
+        y = x * 2.0 + 1.0
+        return y * 3.0
+
+    return advisor_break_probe, advisor_unbroken_probe
 
 
 def recompile_reasons() -> dict[str, str]:

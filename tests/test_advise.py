@@ -368,3 +368,31 @@ def test_recompile_actions_and_backend_switches() -> None:
     assert [r.compile_id for r in advice.recompiles] == ["0/2"]
     (dynamic,) = [a for a in advice.actions if a.kind == "dynamic"]
     assert dynamic.dims == (0,) and dynamic.compile_s == 0.5 and dynamic.saving_ms is None
+
+
+def test_one_extra_region_is_never_priced_below_one_break_unprofiled() -> None:
+    # The probe timed with and without its break says one break costs 30 µs here. Lookup 4,
+    # glue 12 and graph call 7 are kept; the region overhead is raised from 5 to 30 - 23 = 7.
+    capture = break_capture()
+    trace = dataclasses.replace(break_trace(), probe_break_us=30.0)
+    advice = advise(attribute(trace, capture), capture, {"default": mode("default", 0.1)})
+    (entry,) = advice.breaks
+    assert entry.terms.region_overhead_us == pytest.approx(7.0)
+    assert entry.parts.overhead_ms == pytest.approx((4 + 7 + 7 + 12) / 1e3)
+    # a cheap break measured unprofiled leaves the profile's prices as they are
+    cheap = dataclasses.replace(break_trace(), probe_break_us=10.0)
+    (entry,) = advise(attribute(cheap, capture), capture, {"default": mode("default", 0.1)}).breaks
+    assert entry.terms.region_overhead_us == pytest.approx(5.0)
+
+
+def test_fixed_prices_never_exceed_the_compiled_time_measured() -> None:
+    # An unprofiled break of 500 µs would charge 500 - 23 µs of region overhead, more than the
+    # 54 µs of lookups and compiled regions in the profile: scaled down alike to fit.
+    capture = break_capture()
+    trace = dataclasses.replace(break_trace(), probe_break_us=500.0)
+    advice = advise(attribute(trace, capture), capture, {"default": mode("default", 0.1)})
+    (entry,) = advice.breaks
+    t = entry.terms
+    assert t.overhead_cap == pytest.approx(54.0 / (4 + 477 + 7))
+    assert t.fixed_us == pytest.approx(54.0)
+    assert advice.ledger is not None and advice.ledger.compiled_ms >= 0

@@ -3,6 +3,7 @@ on synthetic event trees whose numbers are worked out by hand. Fast: no compile,
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -398,6 +399,8 @@ def test_probe_prices_by_hand() -> None:
     assert prices.calls == 2
     doubled = probe_prices(trace, rescale=2.0)
     assert doubled.glue_us == pytest.approx(24.0)
+    timed = dataclasses.replace(trace, probe_break_us=11.0)
+    assert probe_prices(timed, rescale=2.0).break_us == pytest.approx(22.0)
     assert probe_prices(ProfileTrace("cpu", ()), 1.0).graph_call_us is None
 
 
