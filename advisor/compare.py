@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass
 
 from advisor import stats
-from advisor.model import LatencyStats, Report, WorkloadInfo
-from advisor.paths import display_path
+from advisor.model import BreakSite, LatencyStats, Report, WorkloadInfo
+from advisor.paths import common_folder, display_path
 
 COMPARE_SCHEMA_VERSION = 1
 
@@ -220,14 +220,18 @@ def _why_not(
     return ""
 
 
-def _break_key(report: Report, index: int) -> str:
-    site = report.breaks[index].site
-    return f"{site.gb_code or site.gb_type} @ {display_path(site.where.file)}:{site.where.line}"
+def _break_key(site: BreakSite, base: str | None) -> str:
+    """A break's identity across two runs: its code and its line, the file shown relative to
+    the workload's folder (the runs may sit in different checkouts) or its package."""
+    return (
+        f"{site.gb_code or site.gb_type} @ {display_path(site.where.file, base)}:{site.where.line}"
+    )
 
 
 def _break_deltas(before: Report, after: Report) -> tuple[BreakDelta, ...]:
-    b = {_break_key(before, i): e for i, e in enumerate(before.breaks)}
-    a = {_break_key(after, i): e for i, e in enumerate(after.breaks)}
+    bases = {id(r): common_folder([e.site.where.file for e in r.breaks]) for r in (before, after)}
+    b = {_break_key(e.site, bases[id(before)]): e for e in before.breaks}
+    a = {_break_key(e.site, bases[id(after)]): e for e in after.breaks}
     deltas = []
     for key in list(b) + [k for k in a if k not in b]:
         xb, xa = b.get(key), a.get(key)
@@ -238,7 +242,7 @@ def _break_deltas(before: Report, after: Report) -> tuple[BreakDelta, ...]:
             BreakDelta(
                 key,
                 ref.site.gb_code,
-                f"{display_path(ref.site.where.file)}:{ref.site.where.line}",
+                key.split(" @ ", 1)[1],
                 status,
                 xb.cost_ms if xb else None,
                 xa.cost_ms if xa else None,

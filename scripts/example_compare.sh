@@ -23,6 +23,6 @@ if load >= 1.5:
     print(f"example_compare: load average still {load:.2f}; measuring anyway "
           "(the reports record the load at start)", file=sys.stderr)
 PY
-.venv/bin/advisor run "$scenario" --out "$out/before" --quiet
-.venv/bin/advisor run "scenarios/${scenario}.py:fixed" --out "$out/after" --quiet
+.venv/bin/advisor run "$scenario" --out "$out/before" --quiet --threads 1
+.venv/bin/advisor run "scenarios/${scenario}.py:fixed" --out "$out/after" --quiet --threads 1
 .venv/bin/advisor compare "$out/before/report.json" "$out/after/report.json" --out "$out/compare"
