@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from advisor import argtypes
 from advisor.check import (
     Baseline,
     CheckResult,
@@ -29,26 +30,6 @@ from advisor.errors import AdvisorError
 from advisor.model import Report, Settings
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be a share in [0, 1), e.g. 0.02 (got {text})")
-    return value
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be zero or more (got {text})")
-    return value
-
-
 def add_check_options(parser: argparse.ArgumentParser) -> None:
     defaults = Thresholds()
     parser.add_argument(
@@ -61,14 +42,14 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-new-share",
-        type=_share,
+        type=argtypes.share,
         default=defaults.max_new_share,
         help="a new break, or a known break's growth, may cost at most this share of the step "
         "(default 0.02 = 2%%)",
     )
     parser.add_argument(
         "--max-slowdown",
-        type=_non_negative,
+        type=argtypes.non_negative,
         default=defaults.max_slowdown,
         help="the default mode may be at most this much slower, beyond noise (default 0.10)",
     )

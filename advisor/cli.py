@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from advisor import argtypes
 from advisor.errors import AdvisorError, first_line, one_line
 from advisor.model import Settings
 
@@ -36,26 +37,6 @@ def _int_at_least(minimum: int, wording: str) -> Callable[[str], int]:
 
 _positive_int = _int_at_least(1, "at least 1")
 _non_negative_int = _int_at_least(0, "zero or more")
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive (got {text})")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be a fraction from 0 up to 1 (got {text})")
-    return value
 
 
 def _param(text: str) -> tuple[str, object]:
@@ -97,7 +78,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ignore-share",
-        type=_positive_float,
+        type=argtypes.positive,
         default=Settings.ignore_share,
         help="breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
     )
@@ -113,21 +94,21 @@ def _add_timing_options(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--target-ci",
-        type=_fraction,
+        type=argtypes.fraction,
         default=Settings.target_ci,
         help="after --repeats rounds, keep timing until each median's 95%% interval is within "
         "this fraction of it (default 0.02 = ±2%%); 0: exactly --repeats rounds",
     )
     run.add_argument(
         "--budget",
-        type=_positive_float,
+        type=argtypes.positive,
         default=Settings.budget_s,
         help="the most seconds of timed rounds, for the modes and for each what-if (a median "
         "that has not reached --target-ci by then is flagged)",
     )
     run.add_argument(
         "--min-block-ms",
-        type=_positive_float,
+        type=argtypes.positive,
         default=Settings.min_block_s * 1e3,
         help="each timed block of calls lasts at least this long",
     )
@@ -158,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=argtypes.positive,
         default=None,
         metavar="SECONDS",
         help="with --isolate: seconds each process may take before it is killed",
@@ -176,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", type=Path, help="folder for compare.md/.json/.html")
     compare.add_argument(
         "--min-effect",
-        type=_fraction,
+        type=argtypes.fraction,
         default=0.05,
         help="a change smaller than this fraction is never significant (default 0.05 = 5%%)",
     )
@@ -191,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from advisor.sweep.cli import add_sweep_parser
 
-    add_sweep_parser(sub, _positive_int, _positive_float)
+    add_sweep_parser(sub, _positive_int, argtypes.positive)
     return parser
 
 

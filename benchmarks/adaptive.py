@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from advisor import environment, harness, report_io, torch_adapter
-from advisor.model import LatencyStats, Settings, to_jsonable
+from advisor.model import Settings, to_jsonable
 from advisor.quiet import filtered_native_stderr, muted_dynamo_warnings
 from advisor.workload import load_target, scenario_names
-from benchmarks.machine import load1, wait_until_quiet
+from benchmarks.machine import latency_summary, load1, wait_until_quiet
 
 CONFIGS: dict[str, tuple[Settings, int | None]] = {
     "fixed": (Settings(target_ci=0.0), None),
@@ -51,17 +51,6 @@ class Measured:
     timing_wall_s: float  # the steady-state timing alone (warm-up and block sizing included)
     modes: dict[str, dict[str, Any]]
     warnings: list[str]
-
-
-def _mode(lat: LatencyStats) -> dict[str, Any]:
-    return {
-        "median_ms": lat.median_ms,
-        "iqr_over_median": lat.relative_iqr,
-        "ci_half_width": lat.relative_ci,
-        "target_met": lat.target_met,
-        "blocks": lat.n,
-        "calls_per_block": lat.calls_per_sample,
-    }
 
 
 def warm_calls(name: str) -> list[tuple[str, Callable[[], Any]]]:
@@ -83,7 +72,7 @@ def time_config(scenario: str, config: str, calls: list[tuple[str, Callable[[], 
         start = time.perf_counter()
         timing = harness.interleaved_samples(calls, settings, harness.WallTimer())
         wall = time.perf_counter() - start
-    modes = {mode: _mode(lat) for mode, lat in timing.stats.items()}
+    modes = {mode: latency_summary(lat) for mode, lat in timing.stats.items()}
     print(
         f"  {config}: {wall:.1f} s, "
         + ", ".join(f"{m} {d['blocks']} blocks ±{(d['ci_half_width'] or 0) * 100:.1f}%"

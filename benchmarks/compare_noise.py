@@ -40,7 +40,7 @@ from advisor.model import LatencyStats, Settings, to_jsonable
 from advisor.quiet import muted_dynamo_warnings
 from advisor.stats import drift
 from advisor.workload import Workload, load_target
-from benchmarks.machine import load1, wait_until_quiet
+from benchmarks.machine import latency_summary, load1, wait_until_quiet
 
 SCENARIOS = ("print_logging", "item_in_decode_loop", "data_dependent_branch", "clean_mlp")
 INJECT_SCENARIO = "print_logging"
@@ -115,14 +115,7 @@ def measure(workload: Workload, settings: Settings, label: str) -> tuple[RunReco
 
 
 def _summary(lat: LatencyStats) -> dict[str, Any]:
-    return {
-        "median_ms": lat.median_ms,
-        "iqr_over_median": lat.relative_iqr,
-        "ci_half_width": lat.relative_ci,
-        "target_met": lat.target_met,
-        "blocks": lat.n,
-        "drift": drift(lat.samples_ms),
-    }
+    return {**latency_summary(lat), "drift": drift(lat.samples_ms)}
 
 
 def judge(

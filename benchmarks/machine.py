@@ -11,6 +11,9 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
+
+from advisor.model import LatencyStats
 
 QUIET_LOAD = 1.5  # one-minute load average below which the machine counts as quiet here
 
@@ -56,3 +59,15 @@ def wait_until_quiet(limit_s: float, poll_s: float = 15.0) -> Quiet:
             return Quiet(load, waited, False)
         print(f"waiting for a quiet machine: load {load:.2f}", file=sys.stderr, flush=True)
         time.sleep(poll_s)
+
+
+def latency_summary(lat: LatencyStats) -> dict[str, Any]:
+    """One mode's timing as the benchmarks record it."""
+    return {
+        "median_ms": lat.median_ms,
+        "iqr_over_median": lat.relative_iqr,
+        "ci_half_width": lat.relative_ci,
+        "target_met": lat.target_met,
+        "blocks": lat.n,
+        "calls_per_block": lat.calls_per_sample,
+    }
