@@ -50,7 +50,11 @@ def test_unknown_model_is_rejected() -> None:
 def test_manifest_lists_every_model_and_scenario() -> None:
     manifest = tomllib.loads((ZOO / "zoo.toml").read_text())
     assert manifest["sweep"]["name"] == "transformers-zoo"
-    assert manifest["defaults"] == {"device": "cpu"}
+    defaults = manifest["defaults"]
+    assert defaults["device"] == "cpu"
+    # A whole-zoo sweep must fit a CI-sized machine: one thread and few rounds.
+    assert defaults["threads"] == 1
+    assert defaults["repeats"] > 0 and defaults["budget"] > 0
     targets = manifest["targets"]
     names = [t["name"] for t in targets]
     assert len(names) == len(set(names))
