@@ -9,6 +9,7 @@ import dataclasses
 from html.parser import HTMLParser
 from typing import Any
 
+import pytest
 from markdown_it import MarkdownIt
 
 from advisor.render.console import render_text
@@ -93,6 +94,8 @@ def test_every_text_field_is_poisoned() -> None:
     assert report.breaks[0].id == report.sites[0].id  # ids still match
 
 
+# Hostile text also reaches the figures' labels: it must draw without missing-glyph warnings.
+@pytest.mark.filterwarnings("error::UserWarning")
 def test_html_has_the_same_tags_as_with_plain_text() -> None:
     plain, evil = full_report(), poisoned(full_report())
     html = render_html(evil)

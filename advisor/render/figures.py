@@ -33,6 +33,13 @@ _LEGEND = {
 }
 
 
+def _label(text: str) -> str:
+    """Text as matplotlib draws it literally: control characters have no glyph and `$` would
+    start mathtext."""
+    printable = "".join(ch if ch.isprintable() else "\N{REPLACEMENT CHARACTER}" for ch in text)
+    return printable.replace("$", r"\$")
+
+
 def png(fig: plt.Figure) -> bytes:
     """A figure as PNG bytes; the figure is closed."""
     buffer = io.BytesIO()
@@ -73,7 +80,9 @@ def break_cost_figure(report: Report) -> bytes | None:
         return None
     display = displayer(report)
     entries = entries[::-1]
-    labels = [f"{b.site.gb_code or '?'} {prose.location(b.site.where, display)}" for b in entries]
+    labels = [
+        _label(f"{b.site.gb_code or '?'} {prose.location(b.site.where, display)}") for b in entries
+    ]
     stacks = [
         [b.parts.overhead_ms for b in entries],
         [b.parts.tensor_work_ms - b.parts.kept_ms for b in entries],
