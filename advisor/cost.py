@@ -156,8 +156,7 @@ def cap_to_profile(terms: list[CostTerms], att: AttributionResult) -> list[CostT
     compiled time per call (regions, their graph calls and guard lookups) the profile measured:
     the time they stand for lies there, so the ledger still adds up."""
     charged = sum(
-        t.regions * t.guard_lookup_us
-        + t.graph_regions * (t.region_overhead_us + t.graph_call_us)
+        t.regions * t.guard_lookup_us + t.graph_regions * (t.region_overhead_us + t.graph_call_us)
         for t in terms
     )
     available = att.totals.lookup_us + att.totals.compiled_us
