@@ -31,7 +31,9 @@ from typing import Any
 
 from advisor import report_io
 
-RUN_OPTIONS = ["--repeats", "10", "--budget", "20", "--quiet"]
+# One pinned thread: with two torch threads on a busy 2-core machine, this benchmark once
+# measured print_logging's eager median anywhere from 0.7 to 120 ms per call between runs.
+RUN_OPTIONS = ["--threads", "1", "--repeats", "10", "--budget", "20", "--quiet"]
 
 
 def wait_for_quiet(max_load: float, wait_s: float) -> tuple[float, bool]:

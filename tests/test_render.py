@@ -191,3 +191,17 @@ def test_a_busy_machine_is_an_alert() -> None:
     assert "--threads 1 keeps torch's threads" in render_markdown(unpinned)
     quiet_env = dataclasses.replace(busy_env, load_average=(1.9, 1.0, 1.0))
     assert "busy" not in render_text(dataclasses.replace(report, environment=quiet_env))
+
+
+def test_guard_action_names_fixing_breaks_only_when_there_are_breaks() -> None:
+    from advisor.model import Action
+    from advisor.render import prose
+    from advisor.render.view import displayer
+
+    guards = Action(kind="guards", saving_ms=0.05)
+    with_breaks = dataclasses.replace(full_report(), actions=(guards,))
+    without = dataclasses.replace(with_breaks, breaks=(), sites=())
+    title = prose.action_title(guards, with_breaks, displayer(with_breaks))
+    assert "fix the breaks" in title and "skip_guard_eval_unsafe=True" in title
+    title = prose.action_title(guards, without, displayer(without))
+    assert "fix the breaks" not in title and "skip_guard_eval_unsafe=True" in title

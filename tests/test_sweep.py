@@ -280,20 +280,24 @@ def test_summarise_report_tolerates_missing_fields() -> None:
     summary = summarise_report({})
     assert summary.speedup_default is None and summary.n_breaks == 0 and summary.breaks == ()
     partial = summarise_report({"modes": [{"mode": "eager", "status": "ok"}], "breaks": [{}]})
-    assert partial.eager_ms is None and partial.n_breaks == 1 and partial.break_share is None
+    assert partial.eager_ms is None and partial.n_breaks == 1
+    assert partial.saving_share is None and partial.break_time_share is None
 
 
 def test_aggregation_by_hand() -> None:
     index, reports = fixture_zoo_data()
     zoo = build_zoo(index, reports)
     a, b, c, d = zoo.models
-    assert (a.speedup_default, a.speedup_fullgraph, a.break_share) == (2.0, 2.5, 0.15)
+    assert (a.speedup_default, a.speedup_fullgraph, a.break_time_share) == (2.0, 2.5, 0.15)
+    assert a.saving_share == pytest.approx(0.1)  # the ledger's saving 0.5 / 5.0
     assert a.top_action == "Move print(x) out of forward"
     assert (b.speedup_default, b.speedup_fullgraph) == (1.0, None)
-    assert b.break_share == pytest.approx(0.32)  # no ledger: the breaks' shares summed
+    assert b.break_time_share is None
+    assert b.saving_share == pytest.approx(0.32)  # no ledger: the breaks' shares summed
     assert b.top_action == "isolate GB0059 at transformers/models/x/modeling_x.py:120"
     assert (c.speedup_fullgraph, c.incomplete) == (3.0, True)
-    assert c.break_share == pytest.approx(0.2)  # the ledger's 0.6 / 3.0
+    assert c.break_time_share == pytest.approx(0.2)  # the ledger's 0.6 / 3.0
+    assert c.saving_share == pytest.approx(0.2)  # no saving in the ledger: the shares summed
     assert (d.status, d.error) == ("timeout", "timed out after 900 s (process group killed)")
     assert zoo.counts == {"ok": 3, "timeout": 1}
 
@@ -465,3 +469,18 @@ def test_zoo_report_modules_do_not_import_torch() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False"
+
+
+def test_user_code_beside_the_manifest_folder_is_shown_relative() -> None:
+    """A scenario outside the zoo's folder shows relative to the folder holding both."""
+    index, reports = fixture_zoo_data()
+    index = {**index, "manifest_folder": "/repo/zoo"}
+    a = dict(reports["a"])
+    a["breaks"] = [
+        {"gb_code": "GB0170", "file": "/repo/zoo/models/a.py", "line": 30, "cost_share": 0.1},
+        {"gb_code": "GB0059", "file": "/repo/scenarios/s.py", "line": 9, "cost_share": 0.2},
+    ]
+    zoo = build_zoo(index, {**reports, "a": a})
+    files = {c.file for c in zoo.root_causes}
+    assert {"zoo/models/a.py", "scenarios/s.py"} <= files
+    assert not any(f and f.startswith("/repo") for f in files)

@@ -382,10 +382,10 @@ def action_title(action: Action, report: Report, display: Display) -> str:
     if action.kind == "fullgraph":
         return "Compile with `fullgraph=True`: it compiled, matched eager and ran faster (measured)"
     if action.kind == "guards":
-        return (
-            "Reduce guard evaluation: fewer graphs (fix the breaks), or "
-            "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)` once warm"
-        )
+        stance = "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)` once warm"
+        if report.breaks:
+            return f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}"
+        return f"Reduce guard evaluation: {stance} (only while inputs keep their shapes and types)"
     if action.kind == "dynamic":
         dims = ", ".join(str(d) for d in action.dims) or "?"
         return f"Mark the changing dimension(s) {dims} dynamic (`torch._dynamo.mark_dynamic`)"

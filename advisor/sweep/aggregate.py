@@ -6,13 +6,14 @@ of a report.json field is in `summarise_report`, so a schema change is adapted t
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from advisor.paths import display_path
+from advisor.paths import common_folder, display_path
 
 SWEEP_SCHEMA = 1
 
@@ -43,7 +44,10 @@ class ModelSummary:
     speedup_default: float | None = None  # eager median / default median
     speedup_fullgraph: float | None = None  # eager median / fullgraph median
     n_breaks: int | None = None
-    break_share: float | None = None  # the share of the default step the breaks cost
+    # The share of the default step spent in the breaks' gaps and overheads, and the share the
+    # recommended fixes save (work that moving code keeps is not saved).
+    break_time_share: float | None = None
+    saving_share: float | None = None
     step_ms: float | None = None
     projected_speedup: float | None = None
     top_action: str | None = None
@@ -119,7 +123,8 @@ def summarise_report(data: Mapping[str, Any]) -> ModelSummary:
         speedup_default=_ratio(eager, medians.get("default")),
         speedup_fullgraph=_ratio(eager, medians.get("fullgraph")),
         n_breaks=len(breaks),
-        break_share=_break_share(ledger, breaks),
+        break_time_share=_ratio(_num(ledger.get("breaks_ms")), _num(ledger.get("step_ms"))),
+        saving_share=_saving_share(ledger, breaks),
         step_ms=_num(ledger.get("step_ms")) or medians.get("default"),
         projected_speedup=_num(ledger.get("projected_speedup_vs_eager")),
         top_action=actions[0].get("title") if actions else None,
@@ -144,9 +149,10 @@ def _break(b: Mapping[str, Any]) -> BreakSummary:
     )
 
 
-def _break_share(ledger: Mapping[str, Any], breaks: tuple[BreakSummary, ...]) -> float | None:
-    """The ledger's break time over its step when it has them, else the breaks' shares summed."""
-    from_ledger = _ratio(_num(ledger.get("breaks_ms")), _num(ledger.get("step_ms")))
+def _saving_share(ledger: Mapping[str, Any], breaks: tuple[BreakSummary, ...]) -> float | None:
+    """The ledger's saving over its step when it has them, else the breaks' shares summed (each
+    entry's cost is its recommended fix's saving)."""
+    from_ledger = _ratio(_num(ledger.get("saving_ms")), _num(ledger.get("step_ms")))
     if from_ledger is not None:
         return from_ledger
     shares = [b.cost_share for b in breaks if b.cost_share is not None]
@@ -186,7 +192,8 @@ def model_summary(
 
 def build_zoo(index: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any] | None]) -> Zoo:
     """The zoo from index.json and the reports by target name (None where absent)."""
-    base = index.get("manifest_folder")
+    manifest_folder = index.get("manifest_folder")
+    base = _display_base(manifest_folder, reports)
     models = tuple(
         model_summary(r, reports.get(str(r.get("name"))), base)
         for r in _dicts(index.get("targets"))
@@ -200,8 +207,28 @@ def build_zoo(index: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any] 
         root_causes=root_causes(models),
         gb_codes=code_causes(models),
         counts=dict(counts),
-        manifest_folder=base,
+        manifest_folder=manifest_folder,
     )
+
+
+def _display_base(
+    manifest_folder: str | None, reports: Mapping[str, Mapping[str, Any] | None]
+) -> str | None:
+    """The folder user code is shown relative to: the deepest one holding the manifest's folder
+    and every break's file that is not installed code (built-in scenarios beside a zoo folder
+    show as `scenarios/x.py`, not as absolute paths)."""
+    files = [
+        b.file
+        for report in reports.values()
+        if report
+        for b in summarise_report(report).breaks
+        if b.file and os.path.isabs(b.file)
+    ]
+    anchor = [os.path.join(manifest_folder, "manifest")] if manifest_folder else []
+    common = common_folder(anchor + files)
+    if common is None or os.path.dirname(common) == common:  # nothing shared but the root
+        return manifest_folder
+    return common
 
 
 def per_model_shares(models: tuple[ModelSummary, ...]) -> dict[tuple[Any, ...], dict[str, float]]:

@@ -24,9 +24,15 @@ _MODEL_HEADERS = [
     "speedup default",
     "speedup fullgraph",
     "breaks",
-    "break cost",
+    "time in breaks",
+    "fixes save",
     "top action",
 ]
+MODEL_COLUMNS_NOTE = (
+    "time in breaks: the share of the default-mode step spent in the breaks' eager gaps and "
+    "region overheads; fixes save: the share the recommended fixes would save (measured where "
+    "a what-if or fullgraph measured it; work that moving code keeps is not counted)."
+)
 _CAUSE_HEADERS = [
     "#",
     "code",
@@ -67,7 +73,8 @@ def _model_row(m: ModelSummary) -> list[str]:
         _x(m.speedup_default),
         _x(m.speedup_fullgraph),
         "-" if m.n_breaks is None else str(m.n_breaks),
-        fmt_pct(m.break_share),
+        fmt_pct(m.break_time_share),
+        fmt_pct(m.saving_share),
         m.top_action or "-",
     ]
 
@@ -128,6 +135,7 @@ def counts_line(zoo: Zoo) -> str:
 def render_markdown(zoo: Zoo) -> str:
     parts = [f"# Sweep: {zoo.name}", "", counts_line(zoo), "", "## Models", ""]
     parts += [tabulate(model_rows(zoo), headers=_MODEL_HEADERS, tablefmt="github"), ""]
+    parts += [MODEL_COLUMNS_NOTE, ""]
     parts += _md_causes(zoo)
     failures = failure_rows(zoo)
     if failures:
@@ -177,6 +185,7 @@ def render_html(zoo: Zoo) -> str:
         f"<h1>Sweep: {name}</h1><p>{html.escape(counts_line(zoo))}</p>",
         "<h2>Models</h2>",
         _table(model_rows(zoo), _MODEL_HEADERS),
+        f"<p>{html.escape(MODEL_COLUMNS_NOTE)}</p>",
         _img(figures.speedup_figure(zoo), "speedup distribution"),
     ]
     if zoo.root_causes:
