@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import torch
 
-from advisor import torch_adapter
+from advisor import cpus, torch_adapter
 from advisor.environment import cpu_affinity
 from advisor.errors import AdvisorError, first_line
 from advisor.model import LatencyStats, ModeError, ModeResult, Settings
@@ -255,18 +255,22 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
     pinned to that many CPUs; both restored on exit. Yields the CPUs the process may run on.
 
     Pinning keeps the scheduler from moving the threads between cores mid-measurement (cold
-    caches, another core's load). The last CPUs are taken: the first ones tend to serve more
-    interrupts."""
+    caches, another core's load). The last CPUs no other advisor run holds are taken (the first
+    ones tend to serve more interrupts); when too few are free the process is not pinned."""
     if threads is None:
         yield cpu_affinity()
         return
     previous_threads = torch.get_num_threads()
     previous_cpus = cpu_affinity()
     torch.set_num_threads(threads)
-    if len(previous_cpus) > threads:
-        _set_affinity(previous_cpus[-threads:])
     try:
-        yield cpu_affinity()
+        if len(previous_cpus) > threads:
+            with cpus.claimed(previous_cpus, threads) as free:
+                if free is not None:
+                    _set_affinity(free)
+                yield cpu_affinity()
+        else:
+            yield cpu_affinity()
     finally:
         torch.set_num_threads(previous_threads)
         if previous_cpus and cpu_affinity() != previous_cpus:

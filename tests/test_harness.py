@@ -383,6 +383,48 @@ def test_pinned_sets_and_restores_threads_and_cpus() -> None:
     assert torch.get_num_threads() == threads
 
 
+def _two_cpus() -> list[int]:
+    import os
+
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs CPU affinity and at least two CPUs")
+    return sorted(os.sched_getaffinity(0))
+
+
+def test_concurrent_runs_pin_to_different_cpus(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's workers (or Ray tasks) on one machine: the second run takes another CPU."""
+    import os
+
+    from advisor import cpus as cpu_claims
+
+    monkeypatch.setattr(cpu_claims, "LOCK_DIR", tmp_path)
+    cpus = _two_cpus()
+    with cpu_claims.claimed(tuple(cpus), 1) as other_run:  # another process's run
+        assert other_run == (cpus[-1],)
+        with harness.pinned(1) as pinned_cpus:
+            assert pinned_cpus == (cpus[-2],)
+            assert sorted(os.sched_getaffinity(0)) == [cpus[-2]]
+    with harness.pinned(1) as pinned_cpus:  # released: the last CPU again
+        assert pinned_cpus == (cpus[-1],)
+
+
+def test_no_free_cpu_means_not_pinned(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from advisor import cpus as cpu_claims
+
+    monkeypatch.setattr(cpu_claims, "LOCK_DIR", tmp_path)
+    cpus = _two_cpus()
+    with cpu_claims.claimed(tuple(cpus), len(cpus)) as others:
+        assert others == tuple(cpus)
+        with harness.pinned(1) as pinned_cpus:
+            assert pinned_cpus == tuple(cpus)  # sharing a pinned core would halve both runs
+            assert torch.get_num_threads() == 1
+    assert sorted(os.sched_getaffinity(0)) == cpus
+
+
 def test_what_if_timing_is_adaptive_too() -> None:
     from advisor.whatif import ab_timing
 
