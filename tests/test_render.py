@@ -205,3 +205,24 @@ def test_guard_action_names_fixing_breaks_only_when_there_are_breaks() -> None:
     assert "fix the breaks" in title and "skip_guard_eval_unsafe=True" in title
     title = prose.action_title(guards, without, displayer(without))
     assert "fix the breaks" not in title and "skip_guard_eval_unsafe=True" in title
+
+
+def test_a_rewrite_of_library_code_says_whose_change_it_is() -> None:
+    from advisor.model import Action
+    from advisor.render import prose
+    from advisor.render.view import displayer
+
+    report = full_report()
+    entry = report.breaks[0]
+    assert entry.decision is not None
+    library_entry = dataclasses.replace(
+        entry, decision=dataclasses.replace(entry.decision, library=True, fix="rewrite")
+    )
+    report = dataclasses.replace(report, breaks=(library_entry,))
+    rewrite = Action(
+        kind="code", saving_ms=0.1, breaks=(entry.id,), fix="rewrite", where=entry.site.where
+    )
+    title = prose.action_title(rewrite, report, displayer(report))
+    assert title.startswith("Rewrite the ") and "library code: a fix upstream" in title
+    mine = dataclasses.replace(report, breaks=(entry,))
+    assert "library" not in prose.action_title(rewrite, mine, displayer(mine))

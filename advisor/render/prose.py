@@ -396,7 +396,12 @@ def action_title(action: Action, report: Report, display: Display) -> str:
     verb = {"isolate": "Isolate", "rewrite": "Rewrite", "delete": "Delete"}.get(
         action.fix or "", "Fix"
     )
-    return f"{verb} the {what} at {location(action.where, display)}"
+    title = f"{verb} the {what} at {location(action.where, display)}"
+    in_library = entry is not None and entry.decision is not None and entry.decision.library
+    if in_library and action.fix != "isolate" and action.where == entry.site.where:
+        # The saving is a change to code the user does not own: say who can make it.
+        title += " (library code: a fix upstream, or the library's compile-friendly option)"
+    return title
 
 
 def headline(report: Report) -> str | None:
