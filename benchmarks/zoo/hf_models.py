@@ -93,17 +93,23 @@ def _encoder(config: str, model_class: str, **overrides: Any) -> ModelSpec:
     return ModelSpec("encoder", config, model_class, options)
 
 
+# A BART-style encoder-decoder's sizes, in the config names BART, Marian, Pegasus and Whisper share.
+_BART_SIZES: dict[str, Any] = {
+    "d_model": 64,
+    "encoder_layers": 2,
+    "decoder_layers": 2,
+    "encoder_attention_heads": 4,
+    "decoder_attention_heads": 4,
+    "encoder_ffn_dim": 128,
+    "decoder_ffn_dim": 128,
+    "vocab_size": VOCAB,
+}
+
+
 def _seq2seq(config: str, model_class: str, **overrides: Any) -> ModelSpec:
     """A BART-style encoder-decoder (the config names BART, Marian, Pegasus... share)."""
     options: dict[str, Any] = {
-        "d_model": 64,
-        "encoder_layers": 2,
-        "decoder_layers": 2,
-        "encoder_attention_heads": 4,
-        "decoder_attention_heads": 4,
-        "encoder_ffn_dim": 128,
-        "decoder_ffn_dim": 128,
-        "vocab_size": VOCAB,
+        **_BART_SIZES,
         "max_position_embeddings": 128,
         "pad_token_id": 1,
         "decoder_start_token_id": 2,
@@ -149,14 +155,7 @@ def _xlm(config: str, model_class: str) -> ModelSpec:
 def _whisper() -> ModelSpec:
     """Whisper: log-mel input features (random) of 2 * max_source_positions frames."""
     options = {
-        "d_model": 64,
-        "encoder_layers": 2,
-        "decoder_layers": 2,
-        "encoder_attention_heads": 4,
-        "decoder_attention_heads": 4,
-        "encoder_ffn_dim": 128,
-        "decoder_ffn_dim": 128,
-        "vocab_size": VOCAB,
+        **_BART_SIZES,
         "num_mel_bins": 16,
         "max_source_positions": 32,
         "max_target_positions": 64,
@@ -613,14 +612,7 @@ MODELS: dict[str, ModelSpec] = {
         "LEDConfig",
         "LEDForConditionalGeneration",
         {
-            "d_model": 64,
-            "encoder_layers": 2,
-            "decoder_layers": 2,
-            "encoder_attention_heads": 4,
-            "decoder_attention_heads": 4,
-            "encoder_ffn_dim": 128,
-            "decoder_ffn_dim": 128,
-            "vocab_size": VOCAB,
+            **_BART_SIZES,
             "max_encoder_position_embeddings": 64,
             "max_decoder_position_embeddings": 64,
             "attention_window": 8,
