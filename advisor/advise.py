@@ -350,7 +350,7 @@ def build_actions(
     covered = {b for a in actions for b in a.breaks}
     if ledger is not None:
         actions += _fullgraph_action(entries, ledger)
-        actions += _guard_action(ledger, step)
+        actions += _guard_action(ledger, step, what_ifs)
     actions += [_code_action(e) for e in entries if e.verdict != "ignore" and e.id not in covered]
     actions += _recompile_actions(recompiles)
     return tuple(sorted(actions, key=lambda a: -(a.saving_ms if a.saving_ms is not None else -1)))
@@ -392,7 +392,25 @@ def _fullgraph_action(entries: tuple[BreakEntry, ...], ledger: Ledger) -> list[A
     ]
 
 
-def _guard_action(ledger: Ledger, step: Step) -> list[Action]:
+def _guard_action(ledger: Ledger, step: Step, what_ifs: tuple[WhatIf, ...]) -> list[Action]:
+    """Measured truth first: the default mode timed without guard evaluation decides (no
+    action when its saving is not beyond zero); without it, the estimate from the profile."""
+    measured = next((w for w in what_ifs if w.fix == "guards" and w.status == "measured"), None)
+    if measured is not None and measured.matches_eager is False:
+        return []  # skipping the guards changed the result: nothing to recommend
+    if measured is not None and measured.saving_ci_ms is not None:
+        low, _ = measured.saving_ci_ms
+        if low <= 0 or measured.saving_ms is None or measured.saving_ms <= step.threshold_ms:
+            return []
+        return [
+            Action(
+                kind="guards",
+                saving_ms=measured.saving_ms,
+                saving_ci_ms=measured.saving_ci_ms,
+                measured=True,
+                matches_eager=measured.matches_eager,
+            )
+        ]
     if ledger.guard_excess_ms <= max(step.threshold_ms, step.noise_ms):
         return []
     return [Action(kind="guards", saving_ms=ledger.guard_excess_ms)]

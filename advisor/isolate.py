@@ -334,6 +334,8 @@ class IsolatedRun:
         if mode == "default" and isinstance(outcome, TaskResult):
             self.measured.capture = outcome.capture or Capture()
             self.measured.trace = outcome.trace
+            if outcome.what_if is not None:  # guard evaluation, measured while warm
+                self.measured.what_ifs.append(outcome.what_if)
 
     def measure_what_ifs(self) -> None:
         default = next((m for m in self.measured.modes if m.mode == "default"), None)

@@ -23,7 +23,7 @@ from advisor.errors import AdvisorError
 from advisor.isolate import Task, TaskResult, result_to_json, task_from_json
 from advisor.model import ModeResult
 from advisor.quiet import muted_dynamo_warnings
-from advisor.whatif import measure_knob
+from advisor.whatif import measure_guard_skip, measure_knob
 from advisor.workload import Workload, load_target
 
 
@@ -72,11 +72,14 @@ def _default(task: Task, workload: Workload) -> TaskResult:
     )
     capture = session.result()
     warnings = [*run.warnings, *capture.warnings]
-    trace = None
+    trace = guards = None
     if "default" in run.calls:
         trace = pipeline.profile_default(run.calls["default"], task.settings, task.device, warnings)
+        if task.settings.what_if:
+            reference = harness.eager_reference(workload, warnings)
+            guards = measure_guard_skip(run.calls["default"], reference, task.settings, task.device)
     mode = _result(run, "default")
-    return TaskResult(workload.name, mode, capture, trace, warnings=tuple(warnings))
+    return TaskResult(workload.name, mode, capture, trace, guards, warnings=tuple(warnings))
 
 
 def _what_if(task: Task, workload: Workload) -> TaskResult:

@@ -35,7 +35,7 @@ from advisor.model import (
 from advisor.profile import profile_calls
 from advisor.quiet import filtered_native_stderr
 from advisor.taxonomy import Knob, knob_for
-from advisor.whatif import measure_knob
+from advisor.whatif import measure_guard_skip, measure_knob
 from advisor.workload import Workload, load_target
 
 Progress = Callable[[str], None]
@@ -163,6 +163,10 @@ def _measure(
     progress(f"profiling {settings.profile_calls} warm calls of the default mode...")
     out.trace = profile_default(run.calls["default"], settings, device, out.warnings)
     if settings.what_if:
+        progress("what-if: measuring the default mode without guard evaluation...")
+        guards = measure_guard_skip(run.calls["default"], run.reference_output, settings, device)
+        if guards is not None:
+            out.what_ifs.append(guards)
         _what_ifs(
             workload,
             out.capture.sites,

@@ -630,6 +630,29 @@ def dynamo_config_patch(setting: str, value: Any) -> Any:
     return dynamo_config.patch(**{setting: value})
 
 
+def guard_skipping_stances() -> tuple[Any, Any] | None:
+    """Two context makers, (default stance, stance that skips guard evaluation), to time the
+    same warm compiled code with and without its guards; None where this torch lacks
+    `torch.compiler.set_stance(..., skip_guard_eval_unsafe=...)`. Both go through set_stance
+    so the two sides pay the same context-manager overhead."""
+    import inspect
+
+    import torch
+
+    set_stance = getattr(torch.compiler, "set_stance", None)
+    if set_stance is None:
+        return None
+    try:
+        if "skip_guard_eval_unsafe" not in inspect.signature(set_stance).parameters:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return (
+        lambda: set_stance("default"),
+        lambda: set_stance("default", skip_guard_eval_unsafe=True),
+    )
+
+
 def dynamo_config_snapshot() -> dict[str, Any]:
     """Every Dynamo config value, to check that a run leaves them as it found them."""
     import torch._dynamo.config as dynamo_config

@@ -224,3 +224,56 @@ def _same_site(a: BreakSite, b: BreakSite) -> bool:
 
 def _same_line(a: Location, b: Location) -> bool:
     return (a.file, a.line) == (b.file, b.line)
+
+
+# --- guard evaluation -----------------------------------------------------------------------
+
+GUARD_SKIP_KNOB = "skip_guard_eval_unsafe=True"
+GUARD_SKIP_SETTING = "torch.compiler.set_stance"
+
+
+def measure_guard_skip(
+    call: Callable[[], Any],
+    reference_output: Any,
+    settings: Settings,
+    device: str,
+    timer: harness.Timer | None = None,
+) -> WhatIf | None:
+    """What guard evaluation costs the warm default mode, measured: the same compiled code
+    timed interleaved with and without its guards evaluated. None where this torch cannot skip
+    guards. Run it while the default mode is warm (before the knob what-ifs reset Dynamo)."""
+    stances = torch_adapter.guard_skipping_stances()
+    if stances is None:
+        return None
+    default_stance, skipping_stance = stances
+    base = WhatIf(GUARD_SKIP_KNOB, GUARD_SKIP_SETTING, "guards", "measured")
+
+    def plain() -> Any:
+        with default_stance():
+            return call()
+
+    def skipping() -> Any:
+        with skipping_stance():
+            return call()
+
+    timer = timer or harness.timer_for(device)
+    try:
+        output = skipping()
+        ab = ab_timing(plain, skipping, settings, timer)
+    except Exception as exc:  # a stance this code cannot run under is a finding, not a crash
+        return replace(base, status="failed", error=f"{type(exc).__name__}: {first_line(exc)}")
+    matches = (
+        harness.compare_outputs(reference_output, output)[0]
+        if reference_output is not harness.NO_REFERENCE
+        else None
+    )
+    return replace(
+        base,
+        baseline_ms=ab.baseline.median_ms,
+        variant_ms=ab.variant.median_ms,
+        saving_ms=ab.saving_ms,
+        saving_ci_ms=(ab.saving_low_ms, ab.saving_high_ms),
+        rounds=min(ab.baseline.n, ab.variant.n),
+        target_met=_both_met(ab.baseline, ab.variant),
+        matches_eager=matches,
+    )

@@ -227,6 +227,36 @@ def test_fullgraph_that_matches_and_runs_faster_is_measured_truth() -> None:
     assert wrong.ledger and wrong.ledger.measured_all_fixed_ms is None
 
 
+def guard_skip(**kw) -> WhatIf:  # type: ignore[no-untyped-def]
+    base = dict(
+        knob="skip_guard_eval_unsafe=True",
+        setting="torch.compiler.set_stance",
+        fix="guards",
+        status="measured",
+        baseline_ms=0.1,
+        variant_ms=0.08,
+        saving_ms=0.02,
+        saving_ci_ms=(0.01, 0.03),
+        matches_eager=True,
+    )
+    return WhatIf(**{**base, **kw})
+
+
+def test_guard_evaluation_measured_decides_the_guard_action() -> None:
+    # the synthetic trace's guards cost no more than the probe's: no estimated action
+    assert not [a for a in run_advise().actions if a.kind == "guards"]
+    advice = run_advise(what_ifs=[guard_skip()])
+    (action,) = [a for a in advice.actions if a.kind == "guards"]
+    assert action.measured and action.saving_ms == 0.02 and action.saving_ci_ms == (0.01, 0.03)
+    (entry,) = advice.breaks  # no break is measured by it
+    assert entry.decision is not None and entry.decision.basis == "estimate"
+    for no_saving in (
+        guard_skip(saving_ms=0.001, saving_ci_ms=(-0.004, 0.006)),
+        guard_skip(matches_eager=False),
+    ):
+        assert not [a for a in run_advise(what_ifs=[no_saving]).actions if a.kind == "guards"]
+
+
 # --- root causes --------------------------------------------------------------------------------
 
 

@@ -226,3 +226,25 @@ def test_a_rewrite_of_library_code_says_whose_change_it_is() -> None:
     assert title.startswith("Rewrite the ") and "library code: a fix upstream" in title
     mine = dataclasses.replace(report, breaks=(entry,))
     assert "library" not in prose.action_title(rewrite, mine, displayer(mine))
+
+
+def test_guard_what_if_line_says_what_was_timed() -> None:
+    from advisor.model import WhatIf
+    from advisor.render import prose
+
+    w = WhatIf(
+        "skip_guard_eval_unsafe=True",
+        "torch.compiler.set_stance",
+        "guards",
+        "measured",
+        baseline_ms=0.5,
+        variant_ms=0.45,
+        saving_ms=0.05,
+        saving_ci_ms=(0.04, 0.06),
+        rounds=20,
+        matches_eager=True,
+    )
+    line = prose.what_if_line(w)
+    assert line.startswith("`torch.compiler.set_stance(skip_guard_eval_unsafe=True)`")
+    assert "guards not evaluated" in line and "saving 0.0500 ms" in line
+    assert "targeted break" not in line

@@ -304,6 +304,13 @@ def what_if_line(w: WhatIf) -> str:
     if w.status != "measured":
         return f"`{w.knob}`: failed ({w.error or 'no detail'})"
     ci = f"[{_ms(w.saving_ci_ms[0])}, {_ms(w.saving_ci_ms[1])}]" if w.saving_ci_ms else "-"
+    if w.fix == "guards":
+        match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
+        return (
+            f"`{w.setting}({w.knob})` (the same compiled code, guards not evaluated): "
+            f"{_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving {_ms(w.saving_ms)} ms, "
+            f"95% CI {ci}; matches eager: {match}; {w.rounds} rounds, interleaved"
+        )
     removed = f"removes {len(w.removed)} of {len(w.targets)} targeted break(s)"
     if w.new_breaks:
         removed += f", {len(w.new_breaks)} new break(s) in their place"
@@ -383,9 +390,13 @@ def action_title(action: Action, report: Report, display: Display) -> str:
         return "Compile with `fullgraph=True`: it compiled, matched eager and ran faster (measured)"
     if action.kind == "guards":
         stance = "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)` once warm"
+        measured = " (measured)" if action.measured else ""
         if report.breaks:
-            return f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}"
-        return f"Reduce guard evaluation: {stance} (only while inputs keep their shapes and types)"
+            return f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}{measured}"
+        return (
+            f"Reduce guard evaluation: {stance} (only while inputs keep their shapes and types)"
+            f"{measured}"
+        )
     if action.kind == "dynamic":
         dims = ", ".join(str(d) for d in action.dims) or "?"
         return f"Mark the changing dimension(s) {dims} dynamic (`torch._dynamo.mark_dynamic`)"
