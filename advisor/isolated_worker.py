@@ -47,6 +47,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def measure_task(task: Task) -> TaskResult:
+    # One thread setting for the whole task, as `pipeline.measure` holds it in-process: Dynamo
+    # guards on the thread count, so a profile or what-if run after the harness restored it
+    # would recompile every frame.
+    with harness.pinned(task.settings.threads):
+        return _measure_task(task)
+
+
+def _measure_task(task: Task) -> TaskResult:
     workload = load_target(task.target, task.device, json.loads(task.params_json))
     if task.kind == "what_if":
         return _what_if(task, workload)

@@ -194,7 +194,8 @@ def test_the_worker_measures_each_task_and_the_parent_judges_them(
     from advisor.workload import Workload
 
     monkeypatch.chdir(ROOT)
-    settings = Settings(repeats=3, budget_s=5.0, min_block_s=0.005, profile_calls=3)
+    # threads=1: the worker must hold it through the profile too (Dynamo guards on it)
+    settings = Settings(repeats=3, budget_s=5.0, min_block_s=0.005, profile_calls=3, threads=1)
     tiny = "tests/targets/tiny.py:factory"
     eager = measured_in_worker(Task("eager", tiny, "{}", "cpu", settings))
     default = measured_in_worker(Task("default", tiny, "{}", "cpu", settings))
@@ -215,6 +216,9 @@ def test_the_worker_measures_each_task_and_the_parent_judges_them(
     assert [b.site.gb_code for b in report.breaks] == ["GB0059"]
     assert report.what_ifs[0].status == "measured" and report.what_ifs[0].removed == (site.id,)
     assert report.attribution.calls
+    assert not [w for w in report.warnings if "capture did not see" in w]
+    assert report.breaks[0].occurrences_per_call == 1
+    assert default.what_if is not None and default.what_if.fix == "guards"
 
 
 @pytest.mark.inductor
