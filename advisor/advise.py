@@ -167,6 +167,10 @@ def _with_what_if(decision: Decision, entry: BreakEntry, w: WhatIf) -> Decision:
     decision = replace(decision, knob=w.knob, knob_outcome=outcome)
     if not removed or w.matches_eager is False:
         return decision
+    if w.new_breaks:
+        # Moved: the variant breaks again nearby, so it prices the knob, not a fix that
+        # removes the break; it neither confirms nor bounds that fix's estimate.
+        return replace(decision, measured_ms=w.saving_ms, measured_ci_ms=w.saving_ci_ms)
     estimate = cost.saving_for(entry.savings, w.fix) or 0.0
     if low > 0 and w.clean:
         miss = _miss(estimate, w.saving_ms, (high - low) / 2)

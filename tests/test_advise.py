@@ -184,10 +184,12 @@ def test_a_knob_without_saving_bounds_the_entry() -> None:
     d = entry.decision
     assert d is not None and d.basis == "bounded" and entry.cost_ms == pytest.approx(0.006)
     assert not [a for a in run_advise(what_ifs=[flat]).actions if a.kind == "knob"]
+    # moved: the variant breaks again next to it, which prices the knob, not removing the break
     moved = what_if(saving_ms=0.0, saving_ci_ms=(-0.003, 0.002), new_breaks=(Location("m.py", 12),))
     (entry,) = run_advise(what_ifs=[moved]).breaks
     assert entry.decision is not None and entry.decision.knob_outcome == "moved"
-    assert entry.decision.basis == "bounded" and entry.cost_ms == pytest.approx(0.002)
+    assert entry.decision.basis == "estimate" and entry.cost_ms == pytest.approx(0.028)
+    assert entry.decision.measured_ms == 0.0 and entry.decision.measured_ci_ms == (-0.003, 0.002)
 
 
 def test_a_knob_that_keeps_the_break_changes_nothing() -> None:
