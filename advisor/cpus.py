@@ -28,7 +28,7 @@ def claimed(candidates: tuple[int, ...], n: int) -> Iterator[tuple[int, ...] | N
             if len(chosen) == n:
                 break
             lock = _try_lock(cpu)
-            if lock is _NO_LOCKING:
+            if lock == _NO_LOCKING:
                 yield tuple(candidates[-n:])
                 return
             if lock is not None:

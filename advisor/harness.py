@@ -263,13 +263,15 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
     previous_threads = torch.get_num_threads()
     previous_cpus = cpu_affinity()
     torch.set_num_threads(threads)
+    claim = (
+        cpus.claimed(previous_cpus, threads)
+        if len(previous_cpus) > threads
+        else contextlib.nullcontext(None)
+    )
     try:
-        if len(previous_cpus) > threads:
-            with cpus.claimed(previous_cpus, threads) as free:
-                if free is not None:
-                    _set_affinity(free)
-                yield cpu_affinity()
-        else:
+        with claim as free:
+            if free is not None:
+                _set_affinity(free)
             yield cpu_affinity()
     finally:
         torch.set_num_threads(previous_threads)

@@ -84,8 +84,9 @@ def _default(task: Task, workload: Workload) -> TaskResult:
     if "default" in run.calls:
         trace = pipeline.profile_default(run.calls["default"], task.settings, task.device, warnings)
         if task.settings.what_if:
-            reference = harness.eager_reference(workload, warnings)
-            guards = measure_guard_skip(run.calls["default"], reference, task.settings, task.device)
+            guards = measure_guard_skip(
+                run.calls["default"], run.reference_output, task.settings, task.device
+            )
     mode = _result(run, "default")
     return TaskResult(workload.name, mode, capture, trace, guards, warnings=tuple(warnings))
 

@@ -123,11 +123,7 @@ def measure_knob(
     record = _compare_sites(base, variant.capture, targets, baseline_sites)
     record = replace(
         record,
-        matches_eager=(
-            harness.compare_outputs(reference_output, variant.output)[0]
-            if reference_output is not harness.NO_REFERENCE
-            else None
-        ),
+        matches_eager=_matches(reference_output, variant.output),
         stdout_chars=(len(base_stdout), len(variant.stdout)),
         behaviour_change=knob.behaviour,
     )
@@ -136,6 +132,15 @@ def measure_knob(
     except RuntimeError as exc:  # one of the two failed while being timed
         return replace(record, status="failed", error=f"timing failed: {first_line(exc)}")
     return replace(
+        _with_timing(record, ab),
+        interleaved=variant.stats is None,
+        recompiled_while_timed=len(variant.backend.compile_ids) != variant.compiled_before,
+    )
+
+
+def _with_timing(record: WhatIf, ab: ABResult) -> WhatIf:
+    """The record with its A/B's medians, saving and interval, rounds and target."""
+    return replace(
         record,
         baseline_ms=ab.baseline.median_ms,
         variant_ms=ab.variant.median_ms,
@@ -143,9 +148,14 @@ def measure_knob(
         saving_ci_ms=(ab.saving_low_ms, ab.saving_high_ms),
         rounds=min(ab.baseline.n, ab.variant.n),
         target_met=_both_met(ab.baseline, ab.variant),
-        interleaved=variant.stats is None,
-        recompiled_while_timed=len(variant.backend.compile_ids) != variant.compiled_before,
     )
+
+
+def _matches(reference_output: Any, output: Any) -> bool | None:
+    """Whether a variant's output matches eager's; None when eager does not reproduce its own."""
+    if reference_output is harness.NO_REFERENCE:
+        return None
+    return harness.compare_outputs(reference_output, output)[0]
 
 
 def _run_variant(
@@ -262,18 +272,4 @@ def measure_guard_skip(
         ab = ab_timing(plain, skipping, settings, timer)
     except Exception as exc:  # a stance this code cannot run under is a finding, not a crash
         return replace(base, status="failed", error=f"{type(exc).__name__}: {first_line(exc)}")
-    matches = (
-        harness.compare_outputs(reference_output, output)[0]
-        if reference_output is not harness.NO_REFERENCE
-        else None
-    )
-    return replace(
-        base,
-        baseline_ms=ab.baseline.median_ms,
-        variant_ms=ab.variant.median_ms,
-        saving_ms=ab.saving_ms,
-        saving_ci_ms=(ab.saving_low_ms, ab.saving_high_ms),
-        rounds=min(ab.baseline.n, ab.variant.n),
-        target_met=_both_met(ab.baseline, ab.variant),
-        matches_eager=matches,
-    )
+    return replace(_with_timing(base, ab), matches_eager=_matches(reference_output, output))

@@ -230,18 +230,18 @@ def test_fullgraph_that_matches_and_runs_faster_is_measured_truth() -> None:
 
 
 def guard_skip(**kw) -> WhatIf:  # type: ignore[no-untyped-def]
-    base = dict(
+    """The default mode timed with and without guard evaluation: no break targeted."""
+    guards = dict(
         knob="skip_guard_eval_unsafe=True",
         setting="torch.compiler.set_stance",
         fix="guards",
-        status="measured",
-        baseline_ms=0.1,
+        targets=(),
+        removed=(),
         variant_ms=0.08,
         saving_ms=0.02,
         saving_ci_ms=(0.01, 0.03),
-        matches_eager=True,
     )
-    return WhatIf(**{**base, **kw})
+    return what_if(**{**guards, **kw})
 
 
 def test_guard_evaluation_measured_decides_the_guard_action() -> None:

@@ -304,8 +304,8 @@ def what_if_line(w: WhatIf) -> str:
     if w.status != "measured":
         return f"`{w.knob}`: failed ({w.error or 'no detail'})"
     ci = f"[{_ms(w.saving_ci_ms[0])}, {_ms(w.saving_ci_ms[1])}]" if w.saving_ci_ms else "-"
+    match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
     if w.fix == "guards":
-        match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
         return (
             f"`{w.setting}({w.knob})` (the same compiled code, guards not evaluated): "
             f"{_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving {_ms(w.saving_ms)} ms, "
@@ -315,7 +315,6 @@ def what_if_line(w: WhatIf) -> str:
     if w.new_breaks:
         removed += f", {len(w.new_breaks)} new break(s) in their place"
     timing = "interleaved" if w.interleaved else "one after the other (the original skips frames)"
-    match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
     return (
         f"`{w.knob}`: {_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving "
         f"{_ms(w.saving_ms)} ms, 95% CI {ci}; {removed}; matches eager: {match}; "

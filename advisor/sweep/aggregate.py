@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -172,17 +172,17 @@ def _top_break_action(breaks: tuple[BreakSummary, ...]) -> str | None:
 
 
 def model_summary(
-    record: Mapping[str, Any], report: Mapping[str, Any] | None, base: str | None = None
+    record: Mapping[str, Any], summary: ModelSummary | None, base: str | None = None
 ) -> ModelSummary:
-    """A model's row: its report's summary under the sweep's name and status (or the failure)."""
+    """A model's row: its report's summary (`summarise_report`) under the sweep's name and
+    status (or the failure)."""
     name = str(record.get("name", "?"))
     status = str(record.get("status", "missing"))
     if status != "ok":
         return ModelSummary(name, status, target=record.get("target"), error=record.get("error"))
-    if report is None:
+    if summary is None:
         error = "report.json missing or unreadable"
         return ModelSummary(name, "missing", target=record.get("target"), error=error)
-    summary = summarise_report(report)
     shown = tuple(
         replace(b, file=display_path(b.file, base) if b.file else b.file) for b in summary.breaks
     )
@@ -193,9 +193,10 @@ def model_summary(
 def build_zoo(index: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any] | None]) -> Zoo:
     """The zoo from index.json and the reports by target name (None where absent)."""
     manifest_folder = index.get("manifest_folder")
-    base = _display_base(manifest_folder, reports)
+    summaries = {name: summarise_report(report) for name, report in reports.items() if report}
+    base = _display_base(manifest_folder, summaries.values())
     models = tuple(
-        model_summary(r, reports.get(str(r.get("name"))), base)
+        model_summary(r, summaries.get(str(r.get("name"))), base)
         for r in _dicts(index.get("targets"))
     )
     counts: dict[str, int] = defaultdict(int)
@@ -211,19 +212,11 @@ def build_zoo(index: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any] 
     )
 
 
-def _display_base(
-    manifest_folder: str | None, reports: Mapping[str, Mapping[str, Any] | None]
-) -> str | None:
+def _display_base(manifest_folder: str | None, summaries: Iterable[ModelSummary]) -> str | None:
     """The folder user code is shown relative to: the deepest one holding the manifest's folder
     and every break's file that is not installed code (built-in scenarios beside a zoo folder
     show as `scenarios/x.py`, not as absolute paths)."""
-    files = [
-        b.file
-        for report in reports.values()
-        if report
-        for b in summarise_report(report).breaks
-        if b.file and os.path.isabs(b.file)
-    ]
+    files = [b.file for m in summaries for b in m.breaks if b.file and os.path.isabs(b.file)]
     anchor = [os.path.join(manifest_folder, "manifest")] if manifest_folder else []
     common = common_folder(anchor + files)
     if common is None or os.path.dirname(common) == common:  # nothing shared but the root
