@@ -161,7 +161,7 @@ def _noise_warnings(name: str, *runs: tuple[str, LatencyStats | None]) -> list[s
 def mode_delta(
     name: str, before: LatencyStats | None, after: LatencyStats | None, rule: Rule
 ) -> ModeDelta:
-    if not (_testable(before) and _testable(after)):
+    if not _comparable(before, after):
         return ModeDelta(
             name,
             before.median_ms if before else None,
@@ -192,6 +192,15 @@ def mode_delta(
         noise,
         reason,
     )
+
+
+def _comparable(before: LatencyStats | None, after: LatencyStats | None) -> bool:
+    """Both testable, and the ratio of their medians is a number (a subnormal median below a
+    large one overflows it to infinity)."""
+    if not (_testable(before) and _testable(after)):
+        return False
+    assert before is not None and after is not None
+    return math.isfinite(stats.median(after.samples_ms) / stats.median(before.samples_ms))
 
 
 def _testable(latency: LatencyStats | None) -> bool:

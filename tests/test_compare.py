@@ -157,3 +157,15 @@ def test_a_run_begun_on_a_busy_machine_is_flagged() -> None:
     (warning,) = [w for w in compare_reports(quiet, busy).warnings if "busy" in w]
     assert warning.startswith("the after run began on a busy machine (load average 4.50 on 2")
     assert not [w for w in compare_reports(quiet, quiet).warnings if "busy" in w]
+
+
+def test_medians_whose_ratio_overflows_are_not_compared() -> None:
+    """A subnormal median below a large one: the ratio is infinite, so there is nothing to test
+    (found by the fuzz test of compare's inputs)."""
+    from advisor.compare import Rule, mode_delta
+
+    tiny = LatencyStats(5e-324, 0.0, 3, (5e-324, 5e-324, 5e-324))
+    large = LatencyStats(1e6, 0.0, 3, (1e6, 1e6, 1e6))
+    delta = mode_delta("default", tiny, large, Rule())
+    assert delta.ratio is None and not delta.significant
+    assert delta.verdict == "n/a"
