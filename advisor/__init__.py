@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 
 if TYPE_CHECKING:
     from advisor.api import analyse

@@ -1,8 +1,8 @@
-"""The Python API: `advisor.analyse(fn_or_module, *args, **options) -> Report`.
+"""The Python API: `advisor.analyse(fn_or_module, *args, **options) -> AnalysedReport`.
 
-The same pipeline as `advisor run` (`advisor.pipeline.analyse`), for notebooks and scripts: it
-writes no files (`report.save(folder)` does, when asked) and leaves the process as it found it,
-except for Dynamo's compiled code, which it resets (see `analyse`).
+The same run as `advisor run` (`advisor.runner`), for notebooks and scripts: it writes no files
+(`report.save(folder)` does, when asked) and leaves the process as it found it, except for
+Dynamo's compiled code, which it resets (see `analyse`).
 """
 
 from __future__ import annotations
@@ -10,22 +10,53 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
+import pathlib
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from advisor.errors import AdvisorError
-from advisor.model import Report, Settings
-from advisor.workload import (
+from advisor.core.artifacts import Measurements
+from advisor.core.errors import AdvisorError
+from advisor.core.model import Report, Settings
+from advisor.measure.workload import (
     Workload,
     _moved_to,  # the same move as for a device-agnostic factory
 )
 
 Progress = Callable[[str], None]
 
-_SETTINGS = {f.name for f in dataclasses.fields(Settings)}
+# Isolation runs the workload in worker processes that import it by target name: a function
+# or module built in this process cannot be sent there (use `advisor run --isolate`).
+_SETTINGS = {f.name for f in dataclasses.fields(Settings)} - {"isolate", "timeout_s"}
+
+
+class AnalysedReport(Report):
+    """A `Report` from `analyse`: it saves itself with its measurements, and a notebook shows
+    it inline."""
+
+    def save(self, folder: str | os.PathLike[str]) -> pathlib.Path:
+        """Write report.json, report.md, report.html, trace.json and measurements.json into
+        `folder` (created if needed) and return it; raises `AdvisorError` rather than
+        overwrite an existing file."""
+        from advisor.render import report_io
+
+        measurements: Measurements | None = getattr(self, "_measurements", None)
+        return report_io.save_report(self, pathlib.Path(folder), measurements)
+
+    def _repr_html_(self) -> str:
+        """The HTML report, inline in Jupyter (in an iframe, so its styles stay its own)."""
+        from advisor.render.html import render_notebook_html
+
+        return render_notebook_html(self)
+
+
+def analysed(report: Report, measurements: Measurements | None) -> AnalysedReport:
+    fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(Report)}
+    out = AnalysedReport(**fields)
+    object.__setattr__(out, "_measurements", measurements)  # not a field: not in report.json
+    return out
 
 
 def analyse(
@@ -36,14 +67,14 @@ def analyse(
     name: str | None = None,
     progress: bool | Progress = True,
     **options: Any,
-) -> Report:
+) -> AnalysedReport:
     """Benchmark `fn_or_module(*args, **kwargs)` in eager, default `torch.compile` and
     `fullgraph=True`, find and cost its graph breaks, and return the `Report`.
 
     `device="auto"` measures where the inputs are (the first tensor among the args, kwargs and
     the module's parameters; CUDA when available if there is none); another device moves the
     inputs there, and the module too (`nn.Module.to` moves it in place). `options` are the
-    fields of `advisor.model.Settings`: warmup, repeats, budget_s, min_block_s, threads,
+    fields of `advisor.core.model.Settings`: warmup, repeats, budget_s, min_block_s, threads,
     profile_calls, what_if, ignore_share. `progress=True` prints what it is doing on stderr;
     pass False for silence or a callable to receive the messages.
 
@@ -51,13 +82,13 @@ def analyse(
     warning filters, torch's thread count, grad mode and random state are restored afterwards.
     Dynamo's caches are reset (`torch._dynamo.reset()`) before each compiled mode and again at
     the end, so other functions compiled in this process compile again on their next call.
-    Bad input raises `advisor.errors.AdvisorError` (or TypeError for an unknown option).
+    Bad input raises `advisor.core.errors.AdvisorError` (or TypeError for an unknown option).
     """
-    from advisor import harness, pipeline, torch_adapter
-    from advisor.quiet import muted_dynamo_warnings
+    from advisor import runner
+    from advisor.measure import harness, pipeline, torch_adapter
+    from advisor.measure.quiet import muted_dynamo_warnings
 
     settings = _settings(options)
-    started = time.perf_counter()
     with restored_globals():
         resolved = harness.resolve_device(_device(device, fn_or_module, args, kwargs or {}))
         workload = _workload(fn_or_module, args, kwargs or {}, name)
@@ -66,14 +97,18 @@ def analyse(
         run_options = pipeline.RunOptions(_target(fn_or_module), device, settings)
         try:
             with muted_dynamo_warnings():
-                return pipeline.analyse(
-                    workload, run_options, resolved, _progress(progress), started
-                )
+                result = runner.run_workload(workload, run_options, resolved, _progress(progress))
+            return analysed(result.report, result.measurements)
         finally:
             torch_adapter.reset_dynamo()
 
 
 def _settings(options: Mapping[str, Any]) -> Settings:
+    if {"isolate", "timeout_s"} & set(options):
+        raise AdvisorError(
+            "analyse() measures in this process: isolation needs a target the worker processes "
+            "can import (use `advisor run TARGET --isolate`)"
+        )
     unknown = sorted(set(options) - _SETTINGS)
     if unknown:
         raise TypeError(
@@ -134,7 +169,7 @@ def _device(
 def restored_globals() -> Iterator[None]:
     """Put back what a run changes in the process: compile config, logging, warning filters,
     threads, grad mode and random state."""
-    from advisor import torch_adapter
+    from advisor.measure import torch_adapter
 
     config = torch_adapter.compile_config_state()
     loggers = _logging_state()

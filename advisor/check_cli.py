@@ -2,7 +2,7 @@
 
 Exit 0: nothing got worse (or the baseline was written with --update-baseline); 1: one line
 per finding on stdout; 2: bad input (no baseline, a baseline for another target, bad options).
-The comparison itself is `advisor.check` (torch-free).
+The comparison itself is `advisor.gate.check` (torch-free).
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from advisor import argtypes
-from advisor.check import (
+from advisor.core import argtypes
+from advisor.core.errors import AdvisorError
+from advisor.core.model import Settings
+from advisor.gate.check import (
     Baseline,
     CheckResult,
     Thresholds,
@@ -26,8 +29,9 @@ from advisor.check import (
     format_github,
     format_text,
 )
-from advisor.errors import AdvisorError
-from advisor.model import Report, Settings
+
+if TYPE_CHECKING:
+    from advisor.runner import RunResult
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +62,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
-    from advisor import report_io
+    from advisor.render import report_io
 
     root = os.getcwd()
     baseline = None if args.update_baseline else load_baseline(args.baseline)
@@ -66,9 +70,10 @@ def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
         _same_workload(baseline, args)
     if args.out is not None:
         report_io.check_writable(args.out)
-    report = _measure(args, settings)
+    result = _measure(args, settings)
+    report = result.report
     if args.out is not None:
-        report_io.save_report(report, args.out)
+        report_io.save_report(report, args.out, result.measurements)
     if baseline is None:
         fresh = baseline_from_report(report, root)
         write_baseline(args.baseline, fresh)
@@ -129,17 +134,17 @@ def _same_workload(baseline: Baseline, args: argparse.Namespace) -> None:
         )
 
 
-def _measure(args: argparse.Namespace, settings: Settings) -> Report:
-    from advisor import pipeline
-    from advisor.quiet import muted_dynamo_warnings
+def _measure(args: argparse.Namespace, settings: Settings) -> RunResult:
+    from advisor import runner
+    from advisor.measure.pipeline import RunOptions
+    from advisor.measure.quiet import muted_dynamo_warnings
 
     def progress(message: str) -> None:
         print(f"advisor: {message}", file=sys.stderr, flush=True)
 
     with muted_dynamo_warnings():
-        return pipeline.run(
-            pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param)),
-            progress,
+        return runner.run(
+            RunOptions(args.target, args.device, settings, params=tuple(args.param)), progress
         )
 
 

@@ -13,13 +13,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor import argtypes
-from advisor.errors import AdvisorError, first_line, one_line
-from advisor.model import Settings
+from advisor.core import argtypes
+from advisor.core.errors import AdvisorError, first_line, one_line
+from advisor.core.model import Settings
 
 if TYPE_CHECKING:
-    from advisor.model import Report
-    from advisor.pipeline import RunOptions
+    from advisor.core.artifacts import Measurements
+    from advisor.core.model import Report
+    from advisor.measure.pipeline import RunOptions
 
 
 def _int_at_least(minimum: int, wording: str) -> Callable[[str], int]:
@@ -146,6 +147,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
+    judge = sub.add_parser(
+        "judge", help="judge a saved run again from its measurements.json (no torch needed)"
+    )
+    judge.add_argument("folder", help="a run folder (or its measurements.json)")
+    judge.add_argument(
+        "--out", type=Path, help="report folder (default: a new one beside the saved run)"
+    )
+    judge.add_argument(
+        "--ignore-share",
+        type=argtypes.positive,
+        default=None,
+        help="breaks cheaper than this share of the step get 'ignore' (default: the run's)",
+    )
+    judge.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    judge.add_argument("--redact", action="store_true", help=_REDACT_HELP)
+
     show = sub.add_parser("show", help="re-render a saved report")
     show.add_argument("report", help="report.json or a report folder")
     show.add_argument("--format", choices=("text", "md", "html", "json", "trace"), default="text")
@@ -220,6 +237,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_run(args)
     if args.command == "show":
         return _cmd_show(args)
+    if args.command == "judge":
+        return _cmd_judge(args)
     if args.command == "compare":
         return _cmd_compare(args)
     if args.command == "scenarios":
@@ -255,30 +274,37 @@ RUN_DIR = Path("reports")  # where `advisor run` makes a report folder without -
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from advisor import pipeline, report_io
+    from advisor import runner
+    from advisor.measure.quiet import muted_dynamo_warnings
 
     options = _checked_run_options(args)
 
     def progress(message: str) -> None:
         print(f"advisor: {message}", file=sys.stderr, flush=True)
 
-    from advisor.quiet import muted_dynamo_warnings
-
     interrupted = False
     try:
         with muted_dynamo_warnings():
-            report = pipeline.run(options, progress)
-    except pipeline.RunInterrupted as stop:  # Ctrl-C: keep what was measured
-        report, interrupted = stop.report, True
+            result = runner.run(options, progress)
+    except runner.RunInterrupted as stop:  # Ctrl-C: keep what was measured
+        result, interrupted = stop.result, True
+    report, measurements = result.report, result.measurements
     if args.redact:
-        from advisor.redact import redact
+        from advisor.core.redact import redact, redact_measurements
 
-        report = redact(report)
-    out_dir = _write_run_report(args, report)
+        report, measurements = redact(report), redact_measurements(measurements)
+    out_dir = args.out or _new_run_dir(report.workload.name)
+    _write_report(report, out_dir, measurements)
     if interrupted:
         print(f"advisor: interrupted; partial report written to {out_dir}/", file=sys.stderr)
         return 130
-    if not args.quiet:
+    return _summary(report, out_dir, args.quiet)
+
+
+def _summary(report: Report, out_dir: Path, quiet: bool) -> int:
+    from advisor.render import report_io
+
+    if not quiet:
         from advisor.render.console import render_text
 
         print(render_text(report))
@@ -289,11 +315,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_judge(args: argparse.Namespace) -> int:
+    """Judge a saved run again (after a rule change, or with other judging options): the
+    report files go into a new folder; nothing of the saved run is touched."""
+    import dataclasses
+
+    from advisor.judge import judge
+    from advisor.render import report_io
+
+    if args.out is not None:
+        report_io.check_writable(args.out)
+    measurements = report_io.load_measurements(args.folder)
+    settings = measurements.settings
+    if args.ignore_share is not None:
+        settings = dataclasses.replace(settings, ignore_share=args.ignore_share)
+    report = judge(measurements, settings)
+    if args.redact:
+        from advisor.core.redact import redact, redact_measurements
+
+        report, measurements = redact(report), redact_measurements(measurements)
+    base = Path(args.folder)
+    parent = base.parent if base.is_dir() else base.parent.parent
+    out_dir = args.out or report_io.default_run_dir(parent, f"{report.workload.name}-judged")
+    _write_report(report, out_dir, measurements)
+    return _summary(report, out_dir, args.quiet)
+
+
 def _checked_run_options(args: argparse.Namespace) -> RunOptions:
     """Every check that can fail before measuring, each a one-line error (exit 2) in seconds:
     the options, the output folder, the device, the target."""
-    from advisor import harness, pipeline, report_io
-    from advisor.workload import find_factory
+    from advisor.measure import harness, pipeline
+    from advisor.measure.workload import find_factory
+    from advisor.render import report_io
 
     if args.timeout is not None and not args.isolate:
         raise AdvisorError(
@@ -309,14 +362,19 @@ def _checked_run_options(args: argparse.Namespace) -> RunOptions:
     return pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param))
 
 
-def _write_run_report(args: argparse.Namespace, report: Report) -> Path:
-    """Every report file, each written whole; a second Ctrl-C cannot cut them off."""
-    from advisor import report_io
+def _new_run_dir(name: str) -> Path:
+    from advisor.render import report_io
 
-    out_dir = args.out or report_io.default_run_dir(RUN_DIR, report.workload.name)
+    return report_io.default_run_dir(RUN_DIR, name)
+
+
+def _write_report(report: Report, out_dir: Path, measurements: Measurements) -> None:
+    """Every report file and the measurements, each written whole; a second Ctrl-C cannot cut
+    them off."""
+    from advisor.render import report_io
+
     with _interrupts_held():
-        report_io.save_report(report, out_dir)
-    return out_dir
+        report_io.save_report(report, out_dir, measurements)
 
 
 @contextlib.contextmanager
@@ -333,11 +391,11 @@ def _interrupts_held() -> Iterator[None]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from advisor import report_io
+    from advisor.render import report_io
 
     report = report_io.load_report(args.report)
     if args.redact:
-        from advisor.redact import redact
+        from advisor.core.redact import redact
 
         report = redact(report)
     if args.format == "json":
@@ -364,7 +422,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from advisor import compare, report_io
+    from advisor.gate import compare
+    from advisor.render import report_io
     from advisor.render.compare import render_compare_markdown, render_compare_text
 
     before = report_io.load_report(args.before)
@@ -374,7 +433,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.out is not None:
         import json
 
-        from advisor.model import to_jsonable
+        from advisor.core.model import to_jsonable
 
         report_io.write_files(
             args.out,
@@ -390,7 +449,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_scenarios() -> int:
     from tabulate import tabulate
 
-    from advisor.workload import scenario_info, scenario_names
+    from advisor.measure.workload import scenario_info, scenario_names
 
     rows = []
     for name in scenario_names():

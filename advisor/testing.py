@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from advisor.check import CostlyBreak, costly_breaks
-from advisor.model import Report
+from advisor.core.model import Report
+from advisor.gate.check import CostlyBreak, costly_breaks
 
 __all__ = ["assert_no_costly_breaks"]
 

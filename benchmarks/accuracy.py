@@ -40,11 +40,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from advisor import cost, harness, pipeline, report_io, torch_adapter
-from advisor.model import BreakEntry, Report, Settings, to_jsonable
-from advisor.taxonomy import FIXES
-from advisor.whatif import ab_timing
-from advisor.workload import Workload, load_target, scenario_names
+from advisor.core.model import BreakEntry, Report, Settings, to_jsonable
+from advisor.core.taxonomy import FIXES
+from advisor.judge import cost
+from advisor.measure import cpus, harness, pipeline, torch_adapter
+from advisor.measure import timing as measure_timing
+from advisor.measure.whatif import ab_timing
+from advisor.measure.workload import Workload, load_target, scenario_names
+from advisor.render import report_io
 from benchmarks import kbreaks
 
 TOLERANCE = 0.25  # estimate within 25% of measured...
@@ -148,7 +151,9 @@ def _fixed_ab(name: str, settings: Settings) -> Any:
         call()
         return call
 
-    ab = ab_timing(warm(broken, "broken"), warm(fixed, "fixed"), settings, harness.timer_for("cpu"))
+    ab = ab_timing(
+        warm(broken, "broken"), warm(fixed, "fixed"), settings, measure_timing.timer_for("cpu")
+    )
     torch_adapter.reset_dynamo()
     return ab
 
@@ -157,7 +162,7 @@ def run_scenario(name: str, settings: Settings) -> tuple[ScenarioRow, Report]:
     module = _scenario_module(name)
     report = pipeline.run(pipeline.RunOptions(name, "cpu", settings), _progress(name))
     _progress(name)("fixed variant A/B ...")
-    with harness.pinned(settings.threads):
+    with cpus.pinned(settings.threads):
         ab = _fixed_ab(name, settings)
     fix_kind = getattr(module, "FIX_KIND", None)
     default = report.mode("default")
@@ -311,7 +316,7 @@ def run_kbreaks(settings: Settings, pairs: int = KBREAKS_PAIRS) -> dict[str, Any
     rows = []
     for index in range(pairs):
         _progress("kbreaks")(f"pair {index + 1}/{pairs}: unprofiled slope ...")
-        with harness.pinned(settings.threads):
+        with cpus.pinned(settings.threads):
             slope, per_call = kbreaks.measure_slope()
         k = max(per_call)
         workload = Workload(kbreaks.make_function(k), (torch.randn(16),), {}, f"kbreaks_{k}")

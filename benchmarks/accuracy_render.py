@@ -26,7 +26,7 @@ def _table(rows: list[list[Any]], headers: list[str]) -> str:
 def environment_line(load: tuple[float, ...], wall_s: float) -> str:
     import torch
 
-    from advisor.environment import cpu_name
+    from advisor.measure.environment import cpu_name
 
     return (
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {cpu_name()}, "

@@ -29,10 +29,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor import environment, harness, report_io, torch_adapter
-from advisor.model import Settings, to_jsonable
-from advisor.quiet import filtered_native_stderr, muted_dynamo_warnings
-from advisor.workload import load_target, scenario_names
+from advisor.core.model import Settings, to_jsonable
+from advisor.measure import cpus, environment, harness, torch_adapter
+from advisor.measure import timing as measure_timing
+from advisor.measure.quiet import filtered_native_stderr, muted_dynamo_warnings
+from advisor.measure.workload import load_target, scenario_names
+from advisor.render import report_io
 from benchmarks.machine import latency_summary, load1, wait_until_quiet
 
 CONFIGS: dict[str, tuple[Settings, int | None]] = {
@@ -68,9 +70,9 @@ def warm_calls(name: str) -> list[tuple[str, Callable[[], Any]]]:
 def time_config(scenario: str, config: str, calls: list[tuple[str, Callable[[], Any]]]) -> Measured:
     settings, threads = CONFIGS[config]
     load = load1()
-    with harness.pinned(threads), muted_dynamo_warnings(), filtered_native_stderr():
+    with cpus.pinned(threads), muted_dynamo_warnings(), filtered_native_stderr():
         start = time.perf_counter()
-        timing = harness.interleaved_samples(calls, settings, harness.WallTimer())
+        timing = measure_timing.interleaved_samples(calls, settings, measure_timing.WallTimer())
         wall = time.perf_counter() - start
     modes = {mode: latency_summary(lat) for mode, lat in timing.stats.items()}
     print(

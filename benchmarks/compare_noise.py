@@ -7,7 +7,7 @@ settings: adaptive sampling to a ±2% interval of the median, 30 s budget). Cons
 the same workload are A/A pairs: any "significant" change between them is a false positive.
 Every pair is judged by the old rule (Mann-Whitney p < 0.05 and the bootstrap interval of the
 ratio of medians excludes 1) and by the new one (also beyond the 5% minimum effect and the
-run-to-run noise, see `advisor.compare`).
+run-to-run noise, see `advisor.gate.compare`).
 
 Then real changes are injected into one scenario: its model wrapped so each call busy-waits a
 fixed fraction of the time the model itself took (10%: a 10% slowdown; 100%: 2x), in eager and
@@ -34,12 +34,13 @@ from typing import Any
 
 import torch
 
-from advisor import environment, harness, report_io, torch_adapter
-from advisor.compare import Rule, mode_delta
-from advisor.model import LatencyStats, Settings, to_jsonable
-from advisor.quiet import muted_dynamo_warnings
-from advisor.stats import drift
-from advisor.workload import Workload, load_target
+from advisor.core.model import LatencyStats, Settings, to_jsonable
+from advisor.core.stats import drift
+from advisor.gate.compare import Rule, mode_delta
+from advisor.measure import environment, harness, torch_adapter
+from advisor.measure.quiet import muted_dynamo_warnings
+from advisor.measure.workload import Workload, load_target
+from advisor.render import report_io
 from benchmarks.machine import latency_summary, load1, wait_until_quiet
 
 SCENARIOS = ("print_logging", "item_in_decode_loop", "data_dependent_branch", "clean_mlp")
@@ -99,7 +100,8 @@ def measure(workload: Workload, settings: Settings, label: str) -> tuple[RunReco
     load = load1()
     start = time.perf_counter()
     with muted_dynamo_warnings():
-        run = harness.measure(workload, settings, "cpu", modes=MODES, memory=False)
+        options = harness.HarnessOptions(modes=MODES, memory=False)
+        run = harness.measure(workload, settings, "cpu", options=options)
     wall = time.perf_counter() - start
     stats = {m.mode: m.latency for m in run.modes if m.latency is not None}
     summary = {mode: _summary(lat) for mode, lat in stats.items()}

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from advisor import report_io
+from advisor.render import report_io
 
 # One pinned thread: with two torch threads on a busy 2-core machine, this benchmark once
 # measured print_logging's eager median anywhere from 0.7 to 120 ms per call between runs.

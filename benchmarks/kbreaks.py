@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from advisor.model import Settings
+from advisor.core.model import Settings
+from advisor.measure import timing as measure_timing
 
 N_OPS = 24
 
@@ -52,7 +53,7 @@ def measure_slope(
     interleaved round by round, median), so the slope uses the same statistic as the
     default-mode medians the advisor's cost model is scaled to.
     """
-    from advisor import harness, torch_adapter
+    from advisor.measure import torch_adapter
 
     settings = settings or Settings(warmup=3, repeats=15, min_block_s=0.02, budget_s=60.0)
     torch_adapter.reset_dynamo()
@@ -62,7 +63,7 @@ def measure_slope(
         compiled = torch.compile(make_function(k), backend="inductor")
         compiled(x)
         calls.append((str(k), lambda c=compiled: c(x)))
-    timing = harness.interleaved_samples(calls, settings, harness.WallTimer())
+    timing = measure_timing.interleaved_samples(calls, settings, measure_timing.WallTimer())
     per_call = {int(k): lat.median_ms * 1e3 for k, lat in timing.stats.items()}
     slope = float(np.polyfit(list(per_call), list(per_call.values()), 1)[0])
     return slope, per_call

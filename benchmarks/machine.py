@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.model import LatencyStats
+from advisor.core.model import LatencyStats
 
 QUIET_LOAD = 1.5  # one-minute load average below which the machine counts as quiet here
 

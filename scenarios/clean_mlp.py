@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, randn, seeded
 
 PATTERN = "no graph break (baseline MLP)"

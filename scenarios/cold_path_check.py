@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, marker_line, randint, seeded
 
 PATTERN = "once-per-call input validation (cold path)"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, randint, seeded
 
 PATTERN = "changing sequence lengths cause recompiles"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, marker_line, randn, seeded
 
 PATTERN = "graph break inside a loop over layers (frame skipped)"

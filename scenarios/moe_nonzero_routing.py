@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, marker_line, randn, seeded
 
 PATTERN = "MoE routing with nonzero / boolean masks"

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, marker_line, randn, seeded
 
 PATTERN = "NumPy call (np.digitize) in the middle of the model"

@@ -17,7 +17,7 @@ from typing import TextIO
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, marker_line, randint, seeded
 
 PATTERN = "print() in a model's forward"

@@ -18,7 +18,7 @@ import bisect
 import torch
 from torch import nn
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 from scenarios._common import inference, marker_line, randint, seeded
 
 PATTERN = "call into an untraceable C-extension helper"

@@ -17,7 +17,7 @@ WATCHED_LOGGERS = ("torch", "torch._dynamo", "torch.__trace", "torch._inductor")
 def process_state() -> dict[str, Any]:
     import torch
 
-    from advisor import torch_adapter
+    from advisor.measure import torch_adapter
 
     loggers = {name: _logger_state(logging.getLogger(name)) for name in WATCHED_LOGGERS}
     return {
@@ -57,7 +57,7 @@ def _torch_initialised() -> None:
     import torch._dynamo
     import torch._inductor.config  # noqa: F401
 
-    from advisor.torch_adapter import TRACE_LOGGER
+    from advisor.measure.torch_adapter import TRACE_LOGGER
 
     logging.getLogger(TRACE_LOGGER).debug("advisor tests: let torch's lazy trace handler go")
 

@@ -7,10 +7,8 @@ import dataclasses
 
 import pytest
 
-from advisor.advise import advise, recompile_cause
-from advisor.artifacts import Capture, FrameRecord, ProfileTrace, TraceEvent
-from advisor.attribute import attribute
-from advisor.model import (
+from advisor.core.artifacts import Capture, FrameRecord, ProfileTrace, TraceEvent
+from advisor.core.model import (
     BreakSite,
     LatencyStats,
     Location,
@@ -18,7 +16,10 @@ from advisor.model import (
     RecompileRecord,
     WhatIf,
 )
-from advisor.taxonomy import category_for, knob_for
+from advisor.core.taxonomy import category_for, knob_for
+from advisor.judge.advise import advise
+from advisor.judge.attribute import attribute
+from advisor.measure.torch_adapter import recompile_cause
 from tests.test_attribute import ev, probe_call, synthetic_call
 
 STEP_SAMPLES = 20
@@ -391,8 +392,10 @@ def test_recompile_actions_and_backend_switches() -> None:
     capture = dataclasses.replace(
         break_capture(),
         recompiles=(
-            RecompileRecord("0/1", "f", "0/0: BACKEND_MATCH failure: ..."),
-            RecompileRecord("0/2", "f", "size mismatch at index 0. expected 4, actual 8", 0.5),
+            RecompileRecord("0/1", "f", "0/0: BACKEND_MATCH failure: ...", backend_switch=True),
+            RecompileRecord(
+                "0/2", "f", "size mismatch at index 0. expected 4, actual 8", 0.5, "size", 0
+            ),
         ),
     )
     att = attribute(break_trace(), capture)

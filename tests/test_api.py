@@ -1,5 +1,6 @@
 """The Python API: `advisor.analyse` runs the pipeline and leaves the process as it found it;
-`Report.save` and `Report._repr_html_`; `import advisor` stays cheap and torch-free."""
+its report saves itself (with its measurements) and shows inline; `import advisor` stays cheap
+and torch-free."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ import pytest
 import torch
 
 import advisor
-from advisor import pipeline
-from advisor.errors import AdvisorError
-from advisor.model import Report, report_from_json
-from advisor.report_io import REPORT_FILES
-from tests.support.reports import full_report
+from advisor import runner
+from advisor.api import analysed
+from advisor.core.artifacts import measurements_from_json
+from advisor.core.errors import AdvisorError
+from advisor.core.model import report_from_json, to_jsonable
+from advisor.render.report_io import REPORT_FILES
+from tests.support.reports import full_report, measurements_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +51,7 @@ def same_state(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def untidy_pipeline(seen: dict[str, Any], fail: bool = False) -> Any:
     """A stand-in for the pipeline that changes every global `analyse` promises to restore."""
 
-    def run(workload: Any, options: Any, device: str, progress: Any, started: float) -> Report:
+    def run(workload: Any, options: Any, device: str, progress: Any) -> runner.RunResult:
         seen.update(workload=workload, options=options, device=device)
         torch._dynamo.config.capture_scalar_outputs = True
         torch._dynamo.config.reorderable_logging_functions.add(print)  # mutated in place
@@ -60,7 +63,7 @@ def untidy_pipeline(seen: dict[str, Any], fail: bool = False) -> Any:
         torch.rand(3)  # advances the random state
         if fail:
             raise AdvisorError("the workload fails in eager mode: boom")
-        return full_report()
+        return runner.RunResult(full_report(), measurements_of(full_report()))
 
     return run
 
@@ -68,7 +71,7 @@ def untidy_pipeline(seen: dict[str, Any], fail: bool = False) -> Any:
 @pytest.mark.parametrize("fail", [False, True])
 def test_analyse_restores_globals(monkeypatch: pytest.MonkeyPatch, fail: bool) -> None:
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(pipeline, "analyse", untidy_pipeline(seen, fail))
+    monkeypatch.setattr(runner, "run_workload", untidy_pipeline(seen, fail))
     before = process_state()
     x = torch.ones(4)
     if fail:
@@ -76,7 +79,8 @@ def test_analyse_restores_globals(monkeypatch: pytest.MonkeyPatch, fail: bool) -
             advisor.analyse(Scale(), x, progress=False)
     else:
         report = advisor.analyse(Scale(), x, kwargs={}, repeats=4, what_if=False, progress=False)
-        assert report == full_report()
+        assert isinstance(report, advisor.api.AnalysedReport)
+        assert to_jsonable(report) == to_jsonable(full_report())
     assert same_state(before, process_state())
     workload, options = seen["workload"], seen["options"]
     assert isinstance(workload.fn, Scale) and workload.args == (x,) and workload.name == "Scale"
@@ -89,16 +93,22 @@ def test_analyse_restores_globals(monkeypatch: pytest.MonkeyPatch, fail: bool) -
 def test_analyse_rejects_unknown_options_and_non_callables() -> None:
     with pytest.raises(TypeError, match=r"unknown option.*repeat;"):
         advisor.analyse(Scale(), torch.ones(2), repeat=3)
+    # isolation runs targets by name in worker processes: refused, not silently ignored
+    for option in ({"isolate": True}, {"timeout_s": 10.0}):
+        with pytest.raises(AdvisorError, match="use `advisor run TARGET --isolate`"):
+            advisor.analyse(Scale(), torch.ones(2), progress=False, **option)
     with pytest.raises(AdvisorError, match=r"needs a function or nn\.Module, got int"):
         advisor.analyse(3, progress=False)
 
 
 def test_save_writes_every_file_and_never_overwrites(tmp_path: Path) -> None:
-    report = full_report()
+    report = analysed(full_report(), measurements_of(full_report()))
     out = report.save(tmp_path / "r")
     assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_FILES)
-    assert "trace.json" in REPORT_FILES
-    assert report_from_json((out / "report.json").read_text()) == report
+    assert "trace.json" in REPORT_FILES and "measurements.json" in REPORT_FILES
+    assert report_from_json((out / "report.json").read_text()) == full_report()
+    saved = measurements_from_json((out / "measurements.json").read_text())
+    assert saved == measurements_of(full_report())
     before = (out / "report.md").read_bytes()
     with pytest.raises(AdvisorError, match="never overwritten"):
         report.save(out)
@@ -106,7 +116,7 @@ def test_save_writes_every_file_and_never_overwrites(tmp_path: Path) -> None:
 
 
 def test_repr_html_is_the_report_in_an_iframe() -> None:
-    shown = full_report()._repr_html_()
+    shown = analysed(full_report(), None)._repr_html_()
     assert shown.startswith("<iframe srcdoc=") and shown.endswith("</iframe>")
     page = html.unescape(shown.split('srcdoc="', 1)[1].split('" title=', 1)[0])
     assert page.startswith("<!DOCTYPE html>") and "advisor report: demo" in page
@@ -116,10 +126,12 @@ def test_repr_html_is_the_report_in_an_iframe() -> None:
 def test_import_advisor_is_torch_free() -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "import advisor, advisor.check, advisor.testing, advisor.render.trace\n"
-        "import advisor.attribute, advisor.advise, advisor.compare, advisor.render, advisor.model\n"
+        "import advisor, advisor.gate.check, advisor.testing, advisor.render.trace\n"
+        "import advisor.judge.attribute, advisor.judge.advise, advisor.gate.compare\n"
+        "import advisor.render, advisor.core.model\n"
+        "from advisor.api import analysed\n"
         "from tests.support.reports import full_report\n"
-        "full_report()._repr_html_()\n"
+        "analysed(full_report(), None)._repr_html_()\n"
         "print(callable(advisor.analyse))\n"
     )
     proc = subprocess.run(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from advisor import torch_adapter as ta
-from advisor.capture import CaptureSession, build_capture
+from advisor.measure import torch_adapter as ta
+from advisor.measure.capture import CaptureSession, build_capture
 from tests.cases.breaks import CASES, FILE, f_print, marker_line
 from tests.support.compile import capture_workload
 
@@ -33,7 +33,7 @@ def test_true_breaks_codes_and_lines(name: str) -> None:
         assert s.where.code.endswith(f"# BREAK:{s.where.code.split(':')[-1]}")
         assert s.doc_url and s.gb_code and s.gb_code.lower() in s.doc_url
         assert s.frame_skipped == case.frame_skipped
-    assert capture.warnings == ()
+    assert capture.notes == ()
     ta.reset_dynamo()
 
 
@@ -167,7 +167,7 @@ def test_a_library_break_met_from_the_callers_frame_is_one_site() -> None:
 
 
 def test_user_code_is_neither_installed_nor_this_tool() -> None:
-    from advisor import capture
+    from advisor.measure import capture
 
     torch_dir = str(Path(torch.__file__).parent)
     advisor_dir = str(Path(capture.__file__).parent)

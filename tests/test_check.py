@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 
 from advisor import check_cli
-from advisor.check import (
+from advisor.cli import main
+from advisor.core.model import (
+    LatencyStats,
+    Location,
+    ModeError,
+    ModeResult,
+    RecompileAdvice,
+    Report,
+)
+from advisor.gate.check import (
     Baseline,
     Thresholds,
     baseline_from_json,
@@ -21,16 +30,8 @@ from advisor.check import (
     format_github,
     format_text,
 )
-from advisor.cli import main
-from advisor.model import (
-    LatencyStats,
-    Location,
-    ModeError,
-    ModeResult,
-    RecompileAdvice,
-    Report,
-)
-from tests.support.reports import full_report
+from advisor.runner import RunResult
+from tests.support.reports import full_report, measurements_of
 
 ROOT = "/home/u/proj"  # the folder of tests.support.reports.FILE
 LIMITS = Thresholds(max_new_share=0.02, max_slowdown=0.10)
@@ -230,7 +231,7 @@ def test_github_annotations() -> None:
 
 
 def test_github_escapes_data_and_properties() -> None:
-    from advisor.check import CheckResult, Finding
+    from advisor.gate.check import CheckResult, Finding
 
     result = CheckResult((Finding("k", "50% worse\nsecond line", "a,b:c.py", 3),))
     (line,) = format_github(result)
@@ -246,9 +247,9 @@ def test_github_escapes_data_and_properties() -> None:
 def fake_measure(monkeypatch: pytest.MonkeyPatch, report: Report) -> list[str]:
     calls: list[str] = []
 
-    def measure(args: Any, settings: Any) -> Report:
+    def measure(args: Any, settings: Any) -> RunResult:
         calls.append(args.target)
-        return report
+        return RunResult(report, measurements_of(report))
 
     monkeypatch.setattr(check_cli, "_measure", measure)
     return calls
@@ -319,7 +320,7 @@ def test_end_to_end_check_on_a_tiny_target(tmp_path: Path) -> None:
                    "--out", str(tmp_path / "report"), *quick)  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert sorted(p.name for p in (tmp_path / "report").iterdir()) == [
-        "report.html", "report.json", "report.md", "trace.json"
+        "measurements.json", "report.html", "report.json", "report.md", "trace.json"
     ]  # fmt: skip
     data = json.loads(baseline.read_text())
     assert data["fullgraph"] == "failed" and data["target"] == target

@@ -112,6 +112,7 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == [
+        "measurements.json",
         "report.html",
         "report.json",
         "report.md",

@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from advisor import stats
 from advisor.cli import main
-from advisor.compare import compare_reports
-from advisor.model import BreakEntry, LatencyStats, Location, ModeResult, report_to_json
+from advisor.core import stats
+from advisor.core.model import BreakEntry, LatencyStats, Location, ModeResult, report_to_json
+from advisor.core.stats import latency_stats, mann_whitney_p
+from advisor.gate.compare import compare_reports
 from advisor.render.compare import render_compare_markdown, render_compare_text
-from advisor.stats import latency_stats, mann_whitney_p
+from advisor.render.notes import note_text
 from tests.support.reports import full_report, print_entry
 
 
@@ -154,15 +155,16 @@ def test_a_run_begun_on_a_busy_machine_is_flagged() -> None:
     quiet = with_samples(epochs_at([1.0] * 4))
     busy_env = dataclasses.replace(quiet.environment, load_average=(4.5, 3.0, 2.0), cpu_count=2)
     busy = dataclasses.replace(quiet, environment=busy_env)
-    (warning,) = [w for w in compare_reports(quiet, busy).warnings if "busy" in w]
-    assert warning.startswith("the after run began on a busy machine (load average 4.50 on 2")
-    assert not [w for w in compare_reports(quiet, quiet).warnings if "busy" in w]
+    (note,) = [n for n in compare_reports(quiet, busy).warnings if n.kind == "busy_run"]
+    assert (note.subject, note.values) == ("after", {"load": 4.5, "cpus": 2})
+    assert note_text(note).startswith("the after run began on a busy machine (load average 4.50")
+    assert not [n for n in compare_reports(quiet, quiet).warnings if n.kind == "busy_run"]
 
 
 def test_medians_whose_ratio_overflows_are_not_compared() -> None:
     """A subnormal median below a large one: the ratio is infinite, so there is nothing to test
     (found by the fuzz test of compare's inputs)."""
-    from advisor.compare import Rule, mode_delta
+    from advisor.gate.compare import Rule, mode_delta
 
     tiny = LatencyStats(5e-324, 0.0, 3, (5e-324, 5e-324, 5e-324))
     large = LatencyStats(1e6, 0.0, 3, (1e6, 1e6, 1e6))

@@ -9,13 +9,12 @@ checked at the time of the profile, before that rescale (the report states the r
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from advisor import pipeline, torch_adapter
-from advisor.model import Settings
-from advisor.workload import load_target
+from advisor import runner
+from advisor.core.model import Settings
+from advisor.measure import pipeline, torch_adapter
+from advisor.measure.workload import load_target
 from tests.targets.busy import WAIT_US
 
 SETTINGS = Settings(warmup=2, repeats=7, budget_s=6.0, profile_calls=12, what_if=False)
@@ -25,9 +24,7 @@ def analyse(factory: str):  # type: ignore[no-untyped-def]
     target = f"tests/targets/busy.py:{factory}"
     options = pipeline.RunOptions(target, "cpu", SETTINGS, modes=("eager", "default"))
     try:
-        return pipeline.analyse(
-            load_target(target, "cpu"), options, "cpu", lambda _m: None, time.perf_counter()
-        )
+        return runner.run_workload(load_target(target, "cpu"), options, "cpu", print).report
     finally:
         torch_adapter.reset_dynamo()
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from advisor.core.model import Note
 from advisor.render.console import render_text
 from advisor.render.html import render_html
 from advisor.render.markdown import render_markdown
@@ -89,7 +90,7 @@ def test_every_text_field_is_poisoned() -> None:
     assert HOSTILE in report.breaks[0].site.where.function
     assert HOSTILE in report.breaks[0].site.where.file
     assert HOSTILE in report.breaks[0].site.where.code
-    assert HOSTILE in report.sites[0].hints[0] and HOSTILE in report.warnings[0]
+    assert HOSTILE in report.sites[0].hints[0] and HOSTILE in report.warnings[1].detail
     assert HOSTILE in report.workload.target and HOSTILE in report.workload.params[0][1]
     assert report.breaks[0].id == report.sites[0].id  # ids still match
 
@@ -126,9 +127,9 @@ def test_markdown_has_no_raw_html_no_links_and_the_same_blocks() -> None:
 def test_markdown_without_code_spans_escapes_tags() -> None:
     """Where hostile text is prose, not code, it is escaped, so raw HTML is not even inside
     a code span."""
-    report = dataclasses.replace(full_report(), warnings=("<script>alert(1)</script> | x",))
-    md = render_markdown(report)
-    assert "- &lt;script&gt;alert(1)&lt;/script&gt; \\| x" in md
+    note = Note("probe_failed", detail="<script>alert(1)</script> | x")
+    md = render_markdown(dataclasses.replace(full_report(), warnings=(note,)))
+    assert ": &lt;script&gt;alert(1)&lt;/script&gt; \\| x" in md
 
 
 def test_console_gets_no_control_characters() -> None:

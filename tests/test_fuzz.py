@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from advisor import compare, pipeline
+from advisor import runner
 from advisor.cli import main
-from advisor.errors import AdvisorError
-from advisor.model import (
+from advisor.core.errors import AdvisorError
+from advisor.core.model import (
     SCHEMA_VERSION,
     BreakEntry,
     BreakSite,
@@ -33,9 +33,10 @@ from advisor.model import (
     Report,
     report_from_json,
 )
+from advisor.gate import compare
+from advisor.measure.workload import Workload, load_target
 from advisor.render.compare import render_compare_markdown, render_compare_text
 from advisor.render.json_report import render_json
-from advisor.workload import Workload, load_target
 from tests.support.reports import full_report
 
 FAST = settings(
@@ -71,7 +72,7 @@ def empty_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 def test_any_target_string_is_an_advisor_error(
     empty_cwd: Path, target: str, failure: BaseException
 ) -> None:
-    with mock.patch("advisor.workload.importlib.import_module", side_effect=failure):
+    with mock.patch("advisor.measure.workload.importlib.import_module", side_effect=failure):
         with pytest.raises(AdvisorError):
             load_target(target, "cpu")
 
@@ -83,8 +84,8 @@ def test_any_run_target_prints_one_error_line(
 ) -> None:
     failure = ModuleNotFoundError("No module named 'x'")
     with (
-        mock.patch("advisor.workload.importlib.import_module", side_effect=failure),
-        mock.patch.object(pipeline, "run", side_effect=AssertionError("must not measure")),
+        mock.patch("advisor.measure.workload.importlib.import_module", side_effect=failure),
+        mock.patch.object(runner, "run", side_effect=AssertionError("must not measure")),
     ):
         code = main(["run", "--", target] if target.startswith("-") else ["run", target])
     err = capsys.readouterr().err

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 import torch
 
-from advisor import harness
-from advisor.errors import AdvisorError
-from advisor.model import Settings
-from advisor.workload import Workload
+from advisor.core.errors import AdvisorError
+from advisor.core.model import Settings
+from advisor.measure import cpus as measure_cpus
+from advisor.measure import harness, outputs
+from advisor.measure import timing as measure_timing
+from advisor.measure.workload import Workload
 
 
 class FakeClock:
@@ -67,15 +69,13 @@ def make_run(
 
         return compiled
 
-    timer = harness.WallTimer(clock=clock.now)
+    timer = measure_timing.WallTimer(clock=clock.now)
     return harness.measure(
         Workload(fn, (torch.ones(3),), {}, "fake"),
         settings or Settings(warmup=2, repeats=5, budget_s=100.0, min_block_s=2e-3),
         "cpu",
         timer=timer,
-        modes=modes,
-        compile_fn=fake_compile,
-        memory=False,
+        options=harness.HarnessOptions(modes=modes, compile_fn=fake_compile, memory=False),
     )
 
 
@@ -140,7 +140,8 @@ def test_budget_limits_rounds_and_warns() -> None:
     )
     lat = run.modes[0].latency
     assert lat is not None and lat.n == 5  # 0.03 s budget / ~6 ms per round
-    assert any("time budget" in w for w in run.warnings)
+    (budget,) = [n for n in run.notes if n.kind == "budget_short"]
+    assert budget.values == {"rounds": 5, "repeats": 50, "budget_s": 0.03}
 
 
 def test_fullgraph_failure_is_a_finding_not_a_crash() -> None:
@@ -163,8 +164,9 @@ def test_mode_that_fails_when_called_again_is_kept_but_not_timed() -> None:
     assert by_mode["fullgraph"].latency is None
     assert by_mode["default"].latency is not None and by_mode["eager"].latency is not None
     assert "fullgraph" not in run.calls
-    (warning,) = [w for w in run.warnings if w.startswith("fullgraph:")]
-    assert "found no compiled frames." in warning and "\n" not in warning
+    (note,) = [n for n in run.notes if n.subject == "fullgraph"]
+    assert note.kind == "failed_in_warmup"
+    assert "found no compiled frames." in note.detail and "\n" not in note.detail
 
 
 def test_mode_that_fails_while_being_timed_loses_only_its_timing() -> None:
@@ -175,7 +177,7 @@ def test_mode_that_fails_while_being_timed_loses_only_its_timing() -> None:
     assert by_mode["default"].latency is not None and by_mode["default"].latency.n == 5
     assert by_mode["eager"].latency is not None and by_mode["eager"].latency.n == 5
     assert set(run.calls) == {"eager", "default"}
-    assert any(w.startswith("fullgraph: failed while being timed") for w in run.warnings)
+    assert [n.kind for n in run.notes if n.subject == "fullgraph"] == ["failed_while_timed"]
 
 
 def test_output_that_changes_every_call_is_not_compared() -> None:
@@ -185,10 +187,10 @@ def test_output_that_changes_every_call_is_not_compared() -> None:
     by_mode = {m.mode: m for m in run.modes}
     assert by_mode["default"].matches_eager is None and by_mode["fullgraph"].matches_eager is None
     assert run.reference_output is harness.NO_REFERENCE
-    assert any("different output on each call" in w for w in run.warnings)
+    assert [n.kind for n in run.notes] == ["eager_not_reproducible"]
     deterministic = make_run(FakeClock())
     assert {m.matches_eager for m in deterministic.modes if m.mode != "eager"} == {True}
-    assert not any("different output" in w for w in deterministic.warnings)
+    assert not [n for n in deterministic.notes if n.kind == "eager_not_reproducible"]
 
 
 def test_eager_failure_stops_with_one_line_error() -> None:
@@ -196,7 +198,12 @@ def test_eager_failure_stops_with_one_line_error() -> None:
         raise ValueError("bad shapes\nsecond line")
 
     with pytest.raises(AdvisorError, match=r"fails in eager mode: ValueError: bad shapes$"):
-        harness.measure(Workload(broken, (torch.ones(1),)), Settings(), "cpu", memory=False)
+        harness.measure(
+            Workload(broken, (torch.ones(1),)),
+            Settings(),
+            "cpu",
+            options=harness.HarnessOptions(memory=False),
+        )
 
 
 @pytest.mark.parametrize(
@@ -211,7 +218,9 @@ def test_eager_failure_stops_with_one_line_error() -> None:
 )
 def test_bad_settings(settings: Settings, message: str) -> None:
     with pytest.raises(AdvisorError, match=message):
-        harness.measure(Workload(lambda: 1), settings, "cpu", memory=False)
+        harness.measure(
+            Workload(lambda: 1), settings, "cpu", options=harness.HarnessOptions(memory=False)
+        )
 
 
 def test_threads_restored() -> None:
@@ -247,7 +256,7 @@ def test_cuda_without_gpu_is_an_error() -> None:
     ],
 )
 def test_compare_outputs(expected: Any, actual: Any, ok: bool) -> None:
-    assert harness.compare_outputs(expected, actual)[0] is ok
+    assert outputs.compare_outputs(expected, actual)[0] is ok
 
 
 # --- adaptive sampling ------------------------------------------------------------------------
@@ -287,8 +296,8 @@ def test_rounds_go_on_until_every_median_interval_reaches_the_target() -> None:
     slow = 9  # the noisy callable's first 9 samples are 50% slower, the rest steady
     noisy = scheduled(clock, "noisy", lambda i: 1.5e-3 if 1 <= i < 1 + slow else 1e-3)
     steady = scheduled(clock, "steady", lambda i: 1e-3)
-    timing = harness.interleaved_samples(
-        [("steady", steady), ("noisy", noisy)], ADAPTIVE, harness.WallTimer(clock=clock.now)
+    timing = measure_timing.interleaved_samples(
+        [("steady", steady), ("noisy", noisy)], ADAPTIVE, measure_timing.WallTimer(clock=clock.now)
     )
     # The median is a steady 1 ms from the start (fewer than half the samples are slow); the
     # interval's upper end, the (n-k+1)-th smallest sample, is 1.5 ms (50% off) until k > 9.
@@ -299,13 +308,15 @@ def test_rounds_go_on_until_every_median_interval_reaches_the_target() -> None:
     assert noisy_lat.target_met is True and steady_lat.target_met is True
     assert noisy_lat.ci_ms == pytest.approx((STEADY_MS, STEADY_MS))
     assert noisy_lat.median_ms == pytest.approx(STEADY_MS)
-    assert not timing.warnings
+    assert not timing.notes
 
 
 def test_a_steady_run_stops_at_the_minimum_rounds() -> None:
     clock = FakeClock()
     calls = [(m, scheduled(clock, m, lambda i: 1e-3)) for m in ("a", "b")]
-    timing = harness.interleaved_samples(calls, ADAPTIVE, harness.WallTimer(clock=clock.now))
+    timing = measure_timing.interleaved_samples(
+        calls, ADAPTIVE, measure_timing.WallTimer(clock=clock.now)
+    )
     assert {lat.n for lat in timing.stats.values()} == {ADAPTIVE.repeats}
     assert all(lat.target_met for lat in timing.stats.values())
 
@@ -317,37 +328,37 @@ def test_budget_ends_the_rounds_and_the_missed_target_is_reported() -> None:
     steady = scheduled(clock, "steady", lambda i: 1e-3)
     budget = 0.1
     settings = dataclasses.replace(ADAPTIVE, budget_s=budget)
-    timing = harness.interleaved_samples(
-        [("steady", steady), ("noisy", noisy)], settings, harness.WallTimer(clock=clock.now)
+    timing = measure_timing.interleaved_samples(
+        [("steady", steady), ("noisy", noisy)], settings, measure_timing.WallTimer(clock=clock.now)
     )
     lat = timing.stats["noisy"]
     assert lat.target_met is False and timing.stats["steady"].target_met is True
     timed_s = (sum(lat.samples_ms) + sum(timing.stats["steady"].samples_ms)) / 1e3
     longest_round_s = 2.5e-3
     assert budget - 2 * longest_round_s < timed_s <= budget
-    (warning,) = timing.warnings
-    assert warning.startswith("noisy: the 95% interval of the median is ±")
-    assert "short of the ±2% target" in warning
+    (note,) = timing.notes
+    assert (note.kind, note.subject, note.values["target_ci"]) == ("target_missed", "noisy", 0.02)
+    assert note.values["relative_ci"] > 0.02 and note.values["blocks"] == lat.n
 
 
 def test_target_zero_takes_exactly_the_minimum_rounds() -> None:
     clock = FakeClock()
     noisy = scheduled(clock, "noisy", lambda i: 1.5e-3 if i % 2 else 1e-3)
     settings = dataclasses.replace(ADAPTIVE, target_ci=0.0)
-    timing = harness.interleaved_samples(
-        [("noisy", noisy)], settings, harness.WallTimer(clock=clock.now)
+    timing = measure_timing.interleaved_samples(
+        [("noisy", noisy)], settings, measure_timing.WallTimer(clock=clock.now)
     )
     assert timing.stats["noisy"].n == settings.repeats
     assert timing.stats["noisy"].target_met is None
-    assert not timing.warnings
+    assert not timing.notes
 
 
 def test_samples_are_kept_in_timing_order() -> None:
     clock = FakeClock()
     rising = scheduled(clock, "rising", lambda i: (1 + i) * 1e-4)
     settings = dataclasses.replace(ADAPTIVE, target_ci=0.0, repeats=6)
-    timing = harness.interleaved_samples(
-        [("rising", rising)], settings, harness.WallTimer(clock=clock.now)
+    timing = measure_timing.interleaved_samples(
+        [("rising", rising)], settings, measure_timing.WallTimer(clock=clock.now)
     )
     # call 0 sizes the blocks; samples are calls 1..6
     assert timing.stats["rising"].samples_ms == pytest.approx([0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
@@ -361,12 +372,14 @@ def test_one_slow_early_block_does_not_cut_the_minimum_rounds() -> None:
     hiccup = scheduled(clock, "hiccup", lambda i: 30e-3 if i == 1 else 1e-3)
     steady = scheduled(clock, "steady", lambda i: 1e-3)
     settings = dataclasses.replace(ADAPTIVE, budget_s=0.1)
-    timing = harness.interleaved_samples(
-        [("hiccup", hiccup), ("steady", steady)], settings, harness.WallTimer(clock=clock.now)
+    timing = measure_timing.interleaved_samples(
+        [("hiccup", hiccup), ("steady", steady)],
+        settings,
+        measure_timing.WallTimer(clock=clock.now),
     )
     assert timing.stats["hiccup"].n == settings.repeats
     assert timing.stats["hiccup"].target_met is True
-    assert not timing.warnings
+    assert not timing.notes
 
 
 def test_pinned_sets_and_restores_threads_and_cpus() -> None:
@@ -375,7 +388,7 @@ def test_pinned_sets_and_restores_threads_and_cpus() -> None:
     if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs CPU affinity and at least two CPUs")
     cpus, threads = sorted(os.sched_getaffinity(0)), torch.get_num_threads()
-    with harness.pinned(1) as pinned_cpus:
+    with measure_cpus.pinned(1) as pinned_cpus:
         assert pinned_cpus == (cpus[-1],)
         assert sorted(os.sched_getaffinity(0)) == [cpus[-1]]
         assert torch.get_num_threads() == 1
@@ -397,42 +410,42 @@ def test_concurrent_runs_pin_to_different_cpus(
     """A sweep's workers (or Ray tasks) on one machine: the second run takes another CPU."""
     import os
 
-    from advisor import cpus as cpu_claims
+    from advisor.measure import cpus as cpu_claims
 
     monkeypatch.setattr(cpu_claims, "LOCK_DIR", tmp_path)
     cpus = _two_cpus()
     with cpu_claims.claimed(tuple(cpus), 1) as other_run:  # another process's run
         assert other_run == (cpus[-1],)
-        with harness.pinned(1) as pinned_cpus:
+        with measure_cpus.pinned(1) as pinned_cpus:
             assert pinned_cpus == (cpus[-2],)
             assert sorted(os.sched_getaffinity(0)) == [cpus[-2]]
-    with harness.pinned(1) as pinned_cpus:  # released: the last CPU again
+    with measure_cpus.pinned(1) as pinned_cpus:  # released: the last CPU again
         assert pinned_cpus == (cpus[-1],)
 
 
 def test_no_free_cpu_means_not_pinned(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from advisor import cpus as cpu_claims
+    from advisor.measure import cpus as cpu_claims
 
     monkeypatch.setattr(cpu_claims, "LOCK_DIR", tmp_path)
     cpus = _two_cpus()
     with cpu_claims.claimed(tuple(cpus), len(cpus)) as others:
         assert others == tuple(cpus)
-        with harness.pinned(1) as pinned_cpus:
+        with measure_cpus.pinned(1) as pinned_cpus:
             assert pinned_cpus == tuple(cpus)  # sharing a pinned core would halve both runs
             assert torch.get_num_threads() == 1
     assert sorted(os.sched_getaffinity(0)) == cpus
 
 
 def test_what_if_timing_is_adaptive_too() -> None:
-    from advisor.whatif import ab_timing
+    from advisor.measure.whatif import ab_timing
 
     clock = FakeClock()
     base = scheduled(clock, "baseline", lambda i: 1e-3)
     variant = scheduled(clock, "variant", lambda i: 1.5e-3 if i % 2 else 0.5e-3)
     settings = dataclasses.replace(ADAPTIVE, budget_s=0.1)
-    ab = ab_timing(base, variant, settings, harness.WallTimer(clock=clock.now))
+    ab = ab_timing(base, variant, settings, measure_timing.WallTimer(clock=clock.now))
     assert ab.baseline.target_met is True and ab.variant.target_met is False
     assert ab.baseline.n == ab.variant.n > settings.repeats  # went on past the minimum
-    assert any(w.startswith("variant: the 95% interval") for w in ab.warnings)
+    assert [(n.kind, n.subject) for n in ab.notes] == [("target_missed", "variant")]

@@ -12,15 +12,17 @@ from typing import Any
 import pytest
 import torch
 
-from advisor import harness, pipeline, torch_adapter
+from advisor import runner
 from advisor.cli import main
-from advisor.model import Settings
-from tests.support.reports import full_report
+from advisor.core.model import Settings
+from advisor.measure import harness, pipeline, torch_adapter
+from advisor.measure import timing as measure_timing
+from tests.support.reports import full_report, measurements_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class InterruptingTimer(harness.WallTimer):
+class InterruptingTimer(measure_timing.WallTimer):
     """Wall-clock timing that raises KeyboardInterrupt (as Ctrl-C does) at timed block N."""
 
     def __init__(self, at_block: int) -> None:
@@ -47,13 +49,14 @@ def test_ctrl_c_while_timing_gives_the_rounds_done_so_far(
     # calibration block each, then two blocks a round. Block 13 is the first of round 6: five
     # rounds are done.
     monkeypatch.setattr(harness, "timer_for", lambda _device: InterruptingTimer(at_block=13))
+    # the partial measurements are kept too, and judge to the same report
     options = pipeline.RunOptions(
         "tests/targets/tiny.py:factory", "cpu", Settings(repeats=50, min_block_s=1e-4)
     )
-    with pytest.raises(pipeline.RunInterrupted) as stop:
-        pipeline.run(options)
-    report = stop.value.report
-    assert report.incomplete
+    with pytest.raises(runner.RunInterrupted) as stop:
+        runner.run(options)
+    report = stop.value.result.report
+    assert report.incomplete and stop.value.result.measurements.incomplete
     latency = {m.mode: m.latency.n if m.latency else None for m in report.modes}
     assert latency == {"eager": 5, "default": 5, "fullgraph": None}
     assert report.mode("fullgraph").status == "failed"
@@ -67,14 +70,15 @@ def test_the_cli_writes_the_partial_report_and_exits_130(
     partial = replace(full_report(), incomplete=True)
 
     def interrupted(*_args: object) -> None:
-        raise pipeline.RunInterrupted(partial)
+        raise runner.RunInterrupted(runner.RunResult(partial, measurements_of(partial)))
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(pipeline, "run", interrupted)
+    monkeypatch.setattr(runner, "run", interrupted)
     out = tmp_path / "run"
     assert main(["run", "tests/targets/good.py:factory", "--out", str(out)]) == 130
     assert f"partial report written to {out}/" in capsys.readouterr().err
     assert json.loads((out / "report.json").read_text())["incomplete"] is True
+    assert (out / "measurements.json").is_file()
     assert "**INCOMPLETE: the run was interrupted" in (out / "report.md").read_text()
     assert '<p class="incomplete">INCOMPLETE' in (out / "report.html").read_text()
     assert main(["show", str(out)]) == 0

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from advisor import isolate
-from advisor.artifacts import Capture, ProfileTrace
-from advisor.errors import AdvisorError
-from advisor.isolate import IsolatedRun, Task, TaskResult, run_isolated
-from advisor.model import BreakSite, Location, ModeError, ModeResult, Settings
-from advisor.pipeline import RunInterrupted, RunOptions
-from advisor.taxonomy import knob_for
+from advisor.core.artifacts import Capture, Measurements, ProfileTrace
+from advisor.core.errors import AdvisorError
+from advisor.core.model import BreakSite, Location, ModeError, ModeResult, Note, Report, Settings
+from advisor.core.taxonomy import knob_for
+from advisor.judge import judge, judge_partial
+from advisor.measure import isolate
+from advisor.measure.isolate import IsolatedRun, Task, TaskResult, measure_isolated
+from advisor.measure.pipeline import MeasureInterrupted, RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_WORKER = ROOT / "tests" / "support" / "fake_worker.py"
@@ -35,14 +36,20 @@ def options(behave: dict[str, str], timeout_s: float | None = 30.0) -> RunOption
     return RunOptions(TARGET, "cpu", settings, params=(("behave", behave),))
 
 
+def measured(opts: RunOptions, progress=lambda _m: None) -> Measurements:  # type: ignore[no-untyped-def]
+    return measure_isolated(opts, "cpu", progress, fake_command)
+
+
+def run_isolated(opts: RunOptions, progress=lambda _m: None) -> Report:  # type: ignore[no-untyped-def]
+    return judge(measured(opts, progress))
+
+
 def modes_of(report) -> dict[str, tuple[str, str | None]]:  # type: ignore[no-untyped-def]
     return {m.mode: (m.status, m.error.type if m.error else None) for m in report.modes}
 
 
 def test_a_hang_is_killed_at_the_timeout_and_the_other_modes_are_reported() -> None:
-    report = run_isolated(
-        options({"default": "hang"}, 1.0), "cpu", lambda _m: None, None, fake_command
-    )
+    report = run_isolated(options({"default": "hang"}, 1.0), lambda _m: None)
     assert modes_of(report) == {
         "eager": ("ok", None),
         "default": ("failed", "Timeout"),
@@ -56,9 +63,7 @@ def test_a_hang_is_killed_at_the_timeout_and_the_other_modes_are_reported() -> N
 
 
 def test_a_segfault_is_a_crash_of_that_mode() -> None:
-    report = run_isolated(
-        options({"fullgraph": "segfault"}), "cpu", lambda _m: None, None, fake_command
-    )
+    report = run_isolated(options({"fullgraph": "segfault"}), lambda _m: None)
     assert modes_of(report)["fullgraph"] == ("failed", "Crash")
     assert modes_of(report)["default"] == ("ok", None)
     error = report.mode("fullgraph").error
@@ -67,7 +72,7 @@ def test_a_segfault_is_a_crash_of_that_mode() -> None:
 
 
 def test_an_exit_without_a_result_is_a_crash_with_the_last_error_line() -> None:
-    report = run_isolated(options({"default": "exit"}), "cpu", lambda _m: None, None, fake_command)
+    report = run_isolated(options({"default": "exit"}), lambda _m: None)
     error = report.mode("default").error
     assert (error.type, error.message) == (
         "Crash",
@@ -77,13 +82,11 @@ def test_an_exit_without_a_result_is_a_crash_with_the_last_error_line() -> None:
 
 def test_bad_input_found_by_the_eager_process_stops_the_run_as_in_process() -> None:
     with pytest.raises(AdvisorError, match="the workload fails in eager mode: RuntimeError: bad"):
-        run_isolated(options({"eager": "error"}), "cpu", lambda _m: None, None, fake_command)
+        run_isolated(options({"eager": "error"}), lambda _m: None)
 
 
 def test_when_eager_crashes_the_compiled_modes_are_skipped() -> None:
-    report = run_isolated(
-        options({"eager": "segfault"}), "cpu", lambda _m: None, None, fake_command
-    )
+    report = run_isolated(options({"eager": "segfault"}), lambda _m: None)
     assert modes_of(report) == {
         "eager": ("failed", "Crash"),
         "default": ("skipped", "Skipped"),
@@ -106,11 +109,11 @@ def test_a_what_if_that_hangs_is_a_failed_what_if() -> None:
         lambda _m: None,
         fake_command,
     )
-    run.measured.modes.append(ModeResult("default", "ok"))
-    run.measured.capture = Capture(sites=(site,))
-    run.measured.trace = ProfileTrace("cpu", ())
+    run.modes.append(ModeResult("default", "ok"))
+    run.capture = Capture(sites=(site,))
+    run.trace = ProfileTrace("cpu", ())
     run.measure_what_ifs()
-    (what_if,) = run.measured.what_ifs
+    (what_if,) = run.what_ifs
     assert what_if.knob == knob_for(site).name
     assert (what_if.status, what_if.targets) == ("failed", ("B1",))
     assert what_if.error.startswith("Timeout: timed out after 1 s")
@@ -124,9 +127,9 @@ def test_ctrl_c_kills_the_running_process_and_keeps_the_modes_measured() -> None
         if "default" in message:  # Ctrl-C a moment after the hanging process starts
             threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
 
-    with pytest.raises(RunInterrupted) as stop:
-        run_isolated(options({"default": "hang"}, None), "cpu", progress, None, fake_command)
-    report = stop.value.report
+    with pytest.raises(MeasureInterrupted) as stop:
+        measured(options({"default": "hang"}, None), progress)
+    report = judge_partial(stop.value.measurements)
     assert report.incomplete
     assert modes_of(report) == {"eager": ("ok", None), "fullgraph": ("ok", None)}
 
@@ -168,7 +171,7 @@ def test_tasks_and_results_survive_the_trip_through_json() -> None:
         (site,),
     )
     assert isolate.task_from_json(isolate.task_to_json(task)) == task
-    result = TaskResult("w", ModeResult("eager", "ok", 0.1), warnings=("x",))
+    result = TaskResult("w", ModeResult("eager", "ok", 0.1), notes=(Note("x", "y", {"n": 1.0}),))
     assert isolate.result_from_json(isolate.result_to_json(result)) == result
 
 
@@ -177,8 +180,8 @@ def test_tasks_and_results_survive_the_trip_through_json() -> None:
 
 def measured_in_worker(task: Task) -> TaskResult:
     """The worker's measurement, through the JSON the parent would read."""
-    from advisor import torch_adapter
-    from advisor.isolated_worker import measure_task
+    from advisor.measure import torch_adapter
+    from advisor.measure.isolated_worker import measure_task
 
     try:
         return isolate.result_from_json(isolate.result_to_json(measure_task(task)))
@@ -190,9 +193,6 @@ def measured_in_worker(task: Task) -> TaskResult:
 def test_the_worker_measures_each_task_and_the_parent_judges_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from advisor.pipeline import Measurements, judge
-    from advisor.workload import Workload
-
     monkeypatch.chdir(ROOT)
     # threads=1: the worker must hold it through the profile too (Dynamo guards on it)
     settings = Settings(repeats=3, budget_s=5.0, min_block_s=0.005, profile_calls=3, threads=1)
@@ -207,16 +207,25 @@ def test_the_worker_measures_each_task_and_the_parent_judges_them(
     what_if = measured_in_worker(Task("what_if", tiny, "{}", "cpu", settings, knob, sites, sites))
 
     assert eager.mode is not None and what_if.what_if is not None
-    measured = Measurements(
-        [eager.mode, default.mode], default.capture, default.trace, [what_if.what_if]
+    assert default.environment is not None and default.environment.cpu_threads == 1
+    info = isolate.workload_info(eager.name, RunOptions(tiny), "cpu")
+    report = judge(
+        Measurements(
+            info,
+            default.environment,
+            settings,
+            (eager.mode, default.mode),
+            default.capture,
+            default.trace,
+            (what_if.what_if,),
+        )
     )
-    report = judge(Workload(print, name=eager.name), RunOptions(tiny), "cpu", measured, 0.0)
     assert (site.gb_code, site.where.line) == ("GB0059", 8)
     assert [m.mode for m in report.modes] == ["eager", "default"]
     assert [b.site.gb_code for b in report.breaks] == ["GB0059"]
     assert report.what_ifs[0].status == "measured" and report.what_ifs[0].removed == (site.id,)
     assert report.attribution.calls
-    assert not [w for w in report.warnings if "capture did not see" in w]
+    assert not [w for w in report.warnings if w.kind == "unknown_regions"]
     assert report.breaks[0].occurrences_per_call == 1
     assert default.what_if is not None and default.what_if.fix == "guards"
 
@@ -265,12 +274,17 @@ def test_isolated_run_reports_a_segfault_in_the_default_mode(tmp_path: Path) -> 
     assert "compile (default) failed (Crash at" in (out / "report.md").read_text()
 
 
+def test_the_environment_is_the_workers_that_measured_not_the_parents() -> None:
+    m = measured(options({}))
+    assert m.environment.device_name == "worker-default"  # the default mode's worker
+    assert [w.task for w in m.workers] == ["eager", "fullgraph", "default"]
+    assert [w.environment.cpu_affinity for w in m.workers] == [(1,), (1,), (1,)]
+
+
 def test_failed_and_skipped_modes_are_said_at_the_top_of_the_report() -> None:
     from advisor.render.markdown import render_markdown
 
-    report = run_isolated(
-        options({"eager": "segfault"}), "cpu", lambda _m: None, None, fake_command
-    )
+    report = run_isolated(options({"eager": "segfault"}), lambda _m: None)
     md = render_markdown(report)
     assert f"> **Warning:** eager failed (Crash at {FAKE_WORKER}:" in md
     assert "> **Warning:** compile (default) skipped: not run: eager failed" in md

@@ -6,7 +6,7 @@ import logging
 
 import torch
 
-from advisor import torch_adapter
+from advisor.measure import torch_adapter
 from tests.conftest import changes, process_state
 
 

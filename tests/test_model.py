@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from advisor.model import (
+from advisor.core.model import (
     SCHEMA_VERSION,
     Environment,
     ModeResult,
@@ -54,7 +54,7 @@ def test_unknown_fields_ignored_missing_take_defaults() -> None:
         ("[]", "not an advisor report"),
         ('{"schema_version": 999}', "schema version 999 is not supported"),
         ('{"schema_version": 1, "workload": 3}', "written by an older advisor"),
-        ('{"schema_version": 2, "workload": 3}', "malformed report"),
+        ('{"schema_version": 3, "workload": 3}', "malformed report"),
         ('{"schema_version": "2"}', "is not supported"),
     ],
 )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from advisor import harness
-from advisor.artifacts import ProfileTrace
-from advisor.attribute import attribute
-from advisor.profile import PROBE_RECORD_NAME, RECORD_NAME, profile_calls
+from advisor.core.artifacts import ProfileTrace
+from advisor.judge.attribute import attribute
+from advisor.measure import harness
+from advisor.measure.profile import PROBE_RECORD_NAME, RECORD_NAME, profile_calls
 from tests.cases.breaks import CASES
 from tests.support.compile import compile_and_capture
 

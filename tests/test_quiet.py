@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from advisor.quiet import muted_dynamo_warnings
+from advisor.measure.quiet import muted_dynamo_warnings
 
 
 def test_dynamo_warnings_muted_then_restored(caplog: pytest.LogCaptureFixture) -> None:

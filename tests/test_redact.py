@@ -11,20 +11,22 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
-from advisor.model import (
+from advisor.core.artifacts import measurements_to_json
+from advisor.core.model import (
     BreakSite,
     Location,
     ModeError,
+    Note,
     Report,
     WhatIf,
     report_to_json,
 )
-from advisor.redact import Redactor, redact
+from advisor.core.redact import Redactor, redact, redact_measurements
 from advisor.render.console import render_text
 from advisor.render.html import render_html
 from advisor.render.json_report import render_json
 from advisor.render.markdown import render_markdown
-from tests.support.reports import FILE, full_report
+from tests.support.reports import FILE, full_report, measurements_of
 
 TORCH_FILE = "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py"
 SOURCE = "secret_weights = load('/home/u/proj/weights.bin')  # SOURCE-LINE"
@@ -66,7 +68,10 @@ def leaky_report() -> Report:
         what_ifs=(what_if, WhatIf("k", "k", "isolate", "failed", error=f"at {TORCH_FILE}")),
         actions=tuple(replace(a, where=with_code if a.where else None) for a in base.actions),
         graphs=tuple(replace(g, recompile_reason=f"guard at {FILE}:5") for g in base.graphs),
-        warnings=(f"could not read {FILE}", "C:\\Users\\u\\model.py is on another drive"),
+        warnings=(
+            Note("capture_unreadable", detail=f"could not read {FILE}"),
+            Note("probe_failed", FILE, detail="C:\\Users\\u\\model.py is on another drive"),
+        ),
     )
 
 
@@ -117,6 +122,14 @@ def test_redacting_twice_changes_nothing_more() -> None:
     assert redact(once) == once
 
 
+def test_measurements_are_redacted_like_the_report() -> None:
+    leaky = measurements_of(leaky_report())
+    assert "SOURCE-LINE" in measurements_to_json(leaky)
+    text = measurements_to_json(redact_measurements(leaky))
+    assert "SOURCE-LINE" not in text and ABSOLUTE.search(text) is None
+    assert "demo.py" in text and '"line":7' in text
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -152,8 +165,9 @@ def test_redaction_and_the_renderers_run_without_torch() -> None:
 
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "import advisor.attribute, advisor.advise, advisor.compare, advisor.render, advisor.model\n"
-        "from advisor.redact import redact\n"
+        "import advisor.judge.attribute, advisor.judge.advise, advisor.gate.compare\n"
+        "import advisor.render, advisor.core.model\n"
+        "from advisor.core.redact import redact\n"
         "from advisor.render.markdown import render_markdown\n"
         "from tests.support.reports import full_report\n"
         "assert 'demo.py:7' in render_markdown(redact(full_report()))\n"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from advisor.model import Segment
+from advisor.core.model import Segment
 from advisor.render.console import render_text
 from advisor.render.html import render_html
 from advisor.render.markdown import render_markdown
@@ -194,7 +194,7 @@ def test_a_busy_machine_is_an_alert() -> None:
 
 
 def test_guard_action_names_fixing_breaks_only_when_there_are_breaks() -> None:
-    from advisor.model import Action
+    from advisor.core.model import Action
     from advisor.render import prose
     from advisor.render.view import displayer
 
@@ -208,7 +208,7 @@ def test_guard_action_names_fixing_breaks_only_when_there_are_breaks() -> None:
 
 
 def test_a_rewrite_of_library_code_says_whose_change_it_is() -> None:
-    from advisor.model import Action
+    from advisor.core.model import Action
     from advisor.render import prose
     from advisor.render.view import displayer
 
@@ -229,7 +229,7 @@ def test_a_rewrite_of_library_code_says_whose_change_it_is() -> None:
 
 
 def test_guard_what_if_line_says_what_was_timed() -> None:
-    from advisor.model import WhatIf
+    from advisor.core.model import WhatIf
     from advisor.render import prose
 
     w = WhatIf(

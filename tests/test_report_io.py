@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor import report_io
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
+from advisor.render import report_io
 
 
 def test_files_are_written_whole_and_no_temporary_file_is_left(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import torch
 
-from advisor import harness
-from advisor.workload import SCENARIO_DIR, Workload, load_target, scenario_info
+from advisor.measure import harness
+from advisor.measure.workload import SCENARIO_DIR, Workload, load_target, scenario_info
 
 SCENARIOS = [
     "clean_mlp",

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
-from advisor.errors import AdvisorError
-from advisor.model import to_jsonable
-from advisor.paths import display_path
+from advisor.core.errors import AdvisorError
+from advisor.core.model import to_jsonable
+from advisor.core.paths import display_path
 from advisor.sweep.aggregate import build_zoo, summarise_report
 from advisor.sweep.cli import load_zoo
 from advisor.sweep.compare import compare_zoos

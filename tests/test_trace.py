@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from advisor.attribute import attribute
-from advisor.model import Attribution, Environment, ModeResult, Report, Settings, WorkloadInfo
+from advisor.core.model import Attribution, Environment, ModeResult, Report, Settings, WorkloadInfo
+from advisor.judge.attribute import attribute
 from advisor.render.trace import render_trace
 from tests.cases.breaks import CASES
 from tests.support.reports import full_report

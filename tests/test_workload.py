@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from advisor.errors import AdvisorError
-from advisor.workload import Workload, load_target, scenario_names
+from advisor.core.errors import AdvisorError
+from advisor.measure.workload import Workload, load_target, scenario_names
 
 TARGETS = "tests/targets/good.py"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.harness import compare_outputs
-from advisor.workload import load_target, scenario_names
+from advisor.measure.harness import compare_outputs
+from advisor.measure.workload import load_target, scenario_names
 from benchmarks.zoo.hf_models import MODELS, build  # imports transformers only when building
 from tests.support.compile import capture_workload
 

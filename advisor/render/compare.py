@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from advisor.compare import Comparison, ModeDelta
+from advisor.core.stats import EPOCHS
+from advisor.gate.compare import Comparison, ModeDelta
+from advisor.render.notes import note_text
 from advisor.render.view import MODE_LABELS, fmt_ms
-from advisor.stats import EPOCHS
 
 
 def _pct(value: float | None) -> str:
@@ -93,7 +94,7 @@ def render_compare_text(comparison: Comparison) -> str:
     ]
     if comparison.breaks:
         out += ["", tabulate(_break_rows(comparison), headers=_BREAK_HEADERS)]
-    out += [f"warning: {w}" for w in comparison.warnings]
+    out += [f"warning: {note_text(w)}" for w in comparison.warnings]
     out.append("\n" + rule(comparison))
     return "\n".join(out)
 
@@ -119,5 +120,5 @@ def render_compare_markdown(comparison: Comparison) -> str:
             tabulate(_break_rows(comparison), headers=_BREAK_HEADERS, tablefmt="github"),
         ]
     if comparison.warnings:
-        out += ["", "## Warnings", ""] + [f"- {w}" for w in comparison.warnings]
+        out += ["", "## Warnings", ""] + [f"- {note_text(w)}" for w in comparison.warnings]
     return "\n".join(out) + "\n"

@@ -6,7 +6,7 @@ import re
 
 from tabulate import tabulate
 
-from advisor.model import Report
+from advisor.core.model import Report
 from advisor.render.view import (
     ACTION_HEADERS,
     BREAK_HEADERS,

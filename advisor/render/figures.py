@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from advisor.model import Report
+from advisor.core.model import Report
 from advisor.render import prose
 from advisor.render.view import MODE_LABELS, displayer
 

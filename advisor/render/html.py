@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import html
 
-from advisor.model import Report
+from advisor.core.model import Report
 from advisor.render import figures
 from advisor.render.templates import environment
 from advisor.render.view import ACTION_HEADERS, BREAK_HEADERS, action_rows, break_rows, build_view

@@ -5,8 +5,9 @@ Each break gets `gb_code`, `gb_type`, `file`, `line`, `function`, `code`, `also_
 "small", "never ran"), `category`, `overhead_ms`, `tensor_work_ms`, `python_work_ms`,
 `gap_ms`, `why`, `recipe` and its `what_if` record; each action a `title`; the report gets
 `alerts` (the warnings every rendering shows at its top: noisy modes, medians that missed their
-target, a fullgraph failure). They are ignored when the report is read back (the records are
-the source), so a report re-renders the same anywhere.
+target, a fullgraph failure) and `warning_texts` (each note in `warnings`, worded). They are
+ignored when the report is read back (the records are the source), so a report re-renders the
+same anywhere.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from advisor.model import BreakEntry, Report, to_jsonable
+from advisor.core.model import BreakEntry, Report, to_jsonable
 from advisor.render import prose
 from advisor.render.view import build_view, displayer
 
@@ -22,7 +23,9 @@ from advisor.render.view import build_view, displayer
 def render_json(report: Report) -> str:
     data = to_jsonable(report)
     display = displayer(report)
-    data["alerts"] = list(build_view(report).alerts)
+    view = build_view(report)
+    data["alerts"] = list(view.alerts)
+    data["warning_texts"] = list(view.warnings)
     data["breaks"] = [
         {**entry_data, **_break_fields(entry, report, display)}
         for entry, entry_data in zip(report.breaks, data["breaks"], strict=True)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from advisor.model import Report
+from advisor.core.model import Report
 from advisor.render.templates import environment, md_cell
 from advisor.render.view import (
     ACTION_HEADERS,

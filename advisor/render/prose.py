@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from advisor.model import (
+from advisor.core.model import (
     Action,
     BreakEntry,
     BreakSite,
@@ -22,7 +22,7 @@ from advisor.model import (
     Report,
     WhatIf,
 )
-from advisor.taxonomy import skipped_in_loop
+from advisor.core.taxonomy import skipped_in_loop
 
 Display = Callable[[str | None], str]
 

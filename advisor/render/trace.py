@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from advisor.model import BreakSite, CallTimeline, Report, Segment
+from advisor.core.model import BreakSite, CallTimeline, Report, Segment
 from advisor.render import prose
 from advisor.render.prose import Display
 from advisor.render.view import displayer

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-from advisor.model import BreakEntry, ModeResult, Report, Settings
-from advisor.paths import common_folder, display_path
+from advisor.core.model import BreakEntry, ModeResult, Report, Settings
+from advisor.core.paths import common_folder, display_path
 from advisor.render import prose
+from advisor.render.notes import note_text
 from advisor.render.prose import Display
 
 MODE_LABELS = {
@@ -215,7 +216,7 @@ def build_view(report: Report) -> ReportView:
         segment_rows=tuple(
             (label, f"{us:.1f}", fmt_pct(share)) for label, us, share in segment_summary(report)
         ),
-        warnings=report.warnings,
+        warnings=tuple(note_text(n) for n in report.warnings),
         what_ifs=tuple(prose.what_if_line(w) for w in report.what_ifs),
         redacted=report.redacted,
     )

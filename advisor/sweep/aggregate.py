@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from advisor.paths import common_folder, display_path
+from advisor.core.paths import common_folder, display_path
 
 SWEEP_SCHEMA = 1
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 
 ZOO_FILES = ("sweep.json", "sweep.md", "sweep.html")
 
@@ -59,7 +59,7 @@ def _progress(message: str) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from advisor.report_io import default_run_dir
+    from advisor.render.report_io import default_run_dir
     from advisor.sweep.manifest import load_manifest
     from advisor.sweep.runner import SweepOptions, run_sweep
 
@@ -144,15 +144,15 @@ def _zoo_json(where: str) -> dict[str, Any]:
     """sweep.json from a file or a sweep folder (built from its index when it has none)."""
     path = Path(where)
     if path.is_dir() and not (path / "sweep.json").is_file():
-        from advisor.model import to_jsonable
+        from advisor.core.model import to_jsonable
 
         return to_jsonable(load_zoo(path))
     return _read_json(path / "sweep.json" if path.is_dir() else path)
 
 
 def _cmd_compare(paths: list[str], out: Path | None) -> int:
-    from advisor.model import to_jsonable
-    from advisor.report_io import write_files
+    from advisor.core.model import to_jsonable
+    from advisor.render.report_io import write_files
     from advisor.sweep.compare import compare_zoos
     from advisor.sweep.render import render_compare_markdown
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from advisor.errors import AdvisorError, first_line
+from advisor.core.errors import AdvisorError, first_line
 from advisor.sweep.manifest import TargetSpec
 
 STATUSES = ("ok", "failed", "timeout", "crashed")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 
 if sys.version_info >= (3, 11):
     import tomllib

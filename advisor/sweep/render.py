@@ -8,7 +8,7 @@ import json
 
 from tabulate import tabulate
 
-from advisor.model import to_jsonable
+from advisor.core.model import to_jsonable
 from advisor.render.view import fmt_ms, fmt_pct
 from advisor.sweep import figures
 from advisor.sweep.aggregate import CodeCause, ModelSummary, RootCause, Zoo

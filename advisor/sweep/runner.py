@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 from advisor.sweep.engines import Command, Job, TargetResult, advisor_command, run_local, run_ray
 from advisor.sweep.manifest import Manifest, TargetSpec
 

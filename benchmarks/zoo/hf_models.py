@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from advisor.workload import Workload
+from advisor.measure.workload import Workload
 
 BATCH = 2
 SEQ_LEN = 16  # encoder / decoder tokens

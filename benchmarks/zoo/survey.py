@@ -57,8 +57,8 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
     import transformers
 
     torch.set_num_threads(threads)
-    from advisor import torch_adapter as ta
-    from advisor.harness import compare_outputs
+    from advisor.measure import torch_adapter as ta
+    from advisor.measure.harness import compare_outputs
     from benchmarks.zoo.hf_models import MODELS, build, parameter_count
 
     spec = MODELS[name]
@@ -143,7 +143,7 @@ def _compiled_run(
     kwargs: Mapping[str, Any],
     matches: Callable[[Any], bool],
 ) -> dict[str, Any]:
-    from advisor import torch_adapter as ta
+    from advisor.measure import torch_adapter as ta
 
     ta.reset_dynamo()
     try:
@@ -195,8 +195,8 @@ def compile_and_capture(
     once inside the advisor's capture."""
     import torch
 
-    from advisor import torch_adapter as ta
-    from advisor.capture import CaptureSession
+    from advisor.measure import torch_adapter as ta
+    from advisor.measure.capture import CaptureSession
 
     ta.reset_dynamo()
     compiled = torch.compile(fn, backend="eager")

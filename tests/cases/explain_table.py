@@ -14,9 +14,9 @@ if str(ROOT) not in sys.path:
 import torch  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
-from advisor.attribute import attribute  # noqa: E402
-from advisor.capture import compile_and_capture  # noqa: E402
-from advisor.profile import profile_calls  # noqa: E402
+from advisor.judge.attribute import attribute  # noqa: E402
+from advisor.measure.capture import compile_and_capture  # noqa: E402
+from advisor.measure.profile import profile_calls  # noqa: E402
 from tests.cases.breaks import CASES  # noqa: E402
 
 

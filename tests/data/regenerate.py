@@ -4,6 +4,9 @@ How to run (from the repository root, about a minute on 2 CPU cores; one torch p
 
     .venv/bin/python tests/data/regenerate.py            # all cases
     .venv/bin/python tests/data/regenerate.py print if   # only these cases
+    .venv/bin/python tests/data/regenerate.py --reclassify  # re-read the names of the
+        # recorded events and guards (after the adapter's classification changed), keeping
+        # every recorded time as it is
 
 For every case in `tests/cases/breaks.py` it resets Dynamo, compiles the case with
 `backend="eager"` wrapped by `tests.support.compile.marked_backend` (so each graph call is a
@@ -26,8 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from advisor import harness  # noqa: E402
-from advisor.profile import profile_calls  # noqa: E402
+import json  # noqa: E402
+from typing import Any  # noqa: E402
+
+from advisor.measure import harness  # noqa: E402
+from advisor.measure import torch_adapter as ta  # noqa: E402
+from advisor.measure.profile import classified, profile_calls  # noqa: E402
 from tests.cases.breaks import CASES  # noqa: E402
 from tests.support.compile import compile_and_capture  # noqa: E402
 
@@ -50,7 +57,35 @@ def record(name: str, case_name: str, backend: str, mark: bool) -> None:
     print(f"{name}: {len(capture.sites)} break sites, {len(trace.calls)} calls")
 
 
+def _reclassify_event(event: dict[str, Any]) -> None:
+    event.update(classified(event["name"]))
+    for child in event.get("children", []):
+        _reclassify_event(child)
+
+
+def _reclassify_recompile(record: dict[str, Any]) -> None:
+    cause, dim = ta.recompile_cause(record["reason"])
+    record.update(cause=cause, dim=dim, backend_switch=ta.is_backend_switch(record["reason"]))
+
+
+def reclassify() -> None:
+    """Add what the adapter reads from event names and guard texts to the recorded artifacts."""
+    for path in sorted(DATA.glob("*.trace.json")):
+        data = json.loads(path.read_text())
+        for call in (*data["calls"], *data.get("probe_calls", [])):
+            _reclassify_event(call)
+        path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    for path in sorted(DATA.glob("*.capture.json")):
+        data = json.loads(path.read_text())
+        for record in data.get("recompiles", []):
+            _reclassify_recompile(record)
+        path.write_text(json.dumps(data, indent=1) + "\n")
+
+
 def main(names: list[str]) -> None:
+    if names == ["--reclassify"]:
+        reclassify()
+        return
     wanted = names or [*CASES, *INDUCTOR_CASES]
     for name in wanted:
         if name in INDUCTOR_CASES:

@@ -12,9 +12,9 @@ from typing import Any
 
 import torch
 
-from advisor import torch_adapter as ta
-from advisor.artifacts import Capture
-from advisor.capture import CaptureSession
+from advisor.core.artifacts import Capture
+from advisor.measure import torch_adapter as ta
+from advisor.measure.capture import CaptureSession
 
 GRAPH_MARKER = "## Call CompiledFxGraph advisor-test {cid} ##"
 

@@ -1,5 +1,5 @@
-"""A stand-in for `advisor.isolated_worker` that starts in milliseconds (no torch): it reads
-the task, does what the target's `behave` parameter says for that task kind, and writes a
+"""A stand-in for `advisor.measure.isolated_worker` that starts in milliseconds (no torch): it
+reads the task, does what the target's `behave` parameter says for that task kind, and writes a
 canned result, so the isolation tests can hang, crash and fail on purpose.
 
     python tests/support/fake_worker.py TASK RESULT FAULTS
@@ -39,6 +39,19 @@ def what_if_result(task: dict[str, object]) -> dict[str, object]:
     }
 
 
+def environment(kind: str) -> dict[str, object]:
+    """Where this worker measured: a name per task kind, so a test can tell whose it is."""
+    return {
+        "torch": "fake",
+        "python": "3",
+        "device_name": f"worker-{kind}",
+        "cpu_threads": 1,
+        "load_average": [0.25, 0.25, 0.25],
+        "cpu_affinity": [1],
+        "cpu_count": 2,
+    }
+
+
 def wait_forever() -> None:
     while True:
         time.sleep(0.05)
@@ -59,7 +72,7 @@ def main(request: str, result: str, faults: str) -> int:
     if behave == "exit":
         print("RuntimeError: the backend gave up", file=sys.stderr)
         return 1
-    out: dict[str, object] = {"name": "fake"}
+    out: dict[str, object] = {"name": "fake", "environment": environment(kind)}
     if behave == "error":
         out["error"] = "the workload fails in eager mode: RuntimeError: bad"
     elif kind == "what_if":

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.model import (
+from advisor.core.artifacts import Capture, Measurements
+from advisor.core.model import (
     Action,
     Attribution,
     BreakEntry,
@@ -19,6 +20,7 @@ from advisor.model import (
     Location,
     ModeError,
     ModeResult,
+    Note,
     RecompileAdvice,
     Report,
     Savings,
@@ -173,7 +175,26 @@ def full_report() -> Report:
             ),
         ),
         recompiles=(RecompileAdvice("0/1", "f", "size mismatch at index 0", "size", 0, 0.3),),
-        warnings=("noisy",),
+        warnings=(
+            Note("budget_short", values={"rounds": 3, "repeats": 20, "budget_s": 1.0}),
+            Note("probe_failed", detail="RuntimeError: no C++ compiler"),
+        ),
         created_at="2026-11-30T10:00:00",
         wall_s=12.5,
+    )
+
+
+def measurements_of(report: Report) -> Measurements:
+    """Measurements that judge to a report like `report` in what was measured (its modes,
+    graphs, sites, what-ifs), with no profile: enough for writing and reading them back."""
+    return Measurements(
+        report.workload,
+        report.environment,
+        report.settings,
+        report.modes,
+        Capture(graphs=report.graphs, sites=report.sites),
+        what_ifs=report.what_ifs,
+        notes=report.warnings,
+        created_at=report.created_at,
+        wall_s=report.wall_s,
     )

@@ -16,14 +16,16 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from advisor.core.artifacts import measurements_to_json  # noqa: E402
 from advisor.render.json_report import render_json  # noqa: E402
-from tests.support.reports import full_report  # noqa: E402
+from tests.support.reports import full_report, measurements_of  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
 
 def bad_reports() -> dict[str, str]:
     text = render_json(full_report())
+    measurements = measurements_to_json(measurements_of(full_report()))
 
     def changed(edit) -> str:  # type: ignore[no-untyped-def]
         data = json.loads(text)
@@ -37,6 +39,9 @@ def bad_reports() -> dict[str, str]:
         "wrong_type.json": changed(lambda d: d["modes"][0]["latency"].update(n="three")),
         "schema_99.json": changed(lambda d: d.update(schema_version=99)),
         "schema_1.json": changed(lambda d: d.update(schema_version=1)),
+        "measurements_schema_0.json": measurements.replace(
+            '"schema_version":1', '"schema_version":0'
+        ),
     }
 
 

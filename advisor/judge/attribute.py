@@ -39,9 +39,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from advisor import torch_adapter as ta
-from advisor.artifacts import Capture, FrameRecord, ProfileTrace, TraceEvent
-from advisor.model import Attribution, Calibration, CallTimeline, Segment
+from advisor.core.artifacts import Capture, FrameRecord, ProfileTrace, TraceEvent
+from advisor.core.model import Attribution, Calibration, CallTimeline, Note, Segment
 
 
 @dataclass(frozen=True)
@@ -131,11 +130,11 @@ def _work_intervals(event: TraceEvent) -> list[WorkInterval]:
     marked if it is compute-bound (it would run as the same kernel when compiled)."""
     out: list[WorkInterval] = []
     for child in event.children:
-        if _is_owner(child.name):
+        if _is_owner(child):
             continue
-        if ta.is_aten_op(child.name):
+        if child.kind == "aten":
             end = child.start_us + child.duration_us
-            out.append((child.start_us, end, ta.keeps_time_compiled(child.name)))
+            out.append((child.start_us, end, child.keeps_time))
         else:
             out.extend(_work_intervals(child))
     return out
@@ -145,25 +144,23 @@ def _owners(event: TraceEvent) -> list[TraceEvent]:
     """The nearest structural descendants (regions, lookups, graph calls) of an event."""
     out: list[TraceEvent] = []
     for child in event.children:
-        if _is_owner(child.name):
+        if _is_owner(child):
             out.append(child)
         else:
             out.extend(_owners(child))
     return out
 
 
-def _is_owner(name: str) -> bool:
-    return (
-        name.startswith(ta.REGION_PREFIX) or name == ta.LOOKUP_EVENT or ta.is_graph_call_event(name)
-    )
+def _is_owner(event: TraceEvent) -> bool:
+    return event.kind in ("region", "lookup", "graph_call")
 
 
 def _event_starts(event: TraceEvent, stop_at_owners: bool = True) -> list[tuple[float, bool]]:
     """Start times of the profiler events an owner is charged for: itself and its non-owner
     descendants (folded subtrees are counted at their start)."""
-    starts = [(event.start_us, ta.is_structural_event(event.name))]
+    starts = [(event.start_us, event.structural)]
     for child in event.children:
-        if stop_at_owners and _is_owner(child.name):
+        if stop_at_owners and _is_owner(child):
             continue
         starts.extend(_event_starts(child, stop_at_owners))
     if not event.children and event.n_events > 1:
@@ -177,7 +174,7 @@ def _structural_ends(call: TraceEvent) -> list[float]:
     stack = list(call.children)
     while stack:
         event = stack.pop()
-        if ta.is_structural_event(event.name):
+        if event.structural:
             out.append(event.start_us + event.duration_us)
         stack.extend(event.children)
     return out
@@ -204,8 +201,8 @@ def segment_call(call: TraceEvent, capture: Capture | None = None) -> CallSegmen
     owners = _owners(call)
     events = _event_starts(call)
     work = _work_intervals(call)
-    region_spans = [o for o in owners if o.name.startswith(ta.REGION_PREFIX)]
-    lookups = [o for o in owners if o.name == ta.LOOKUP_EVENT]
+    region_spans = [o for o in owners if o.kind == "region"]
+    lookups = [o for o in owners if o.kind == "lookup"]
     first = min((o.start_us for o in region_spans + lookups), default=None)
     last = max((o.start_us + o.duration_us for o in region_spans), default=None)
     glue = _lookup_glue(owners)
@@ -240,8 +237,8 @@ def _lookup_glue(owners: list[TraceEvent]) -> dict[tuple[float, float], str | No
     ordered = sorted(owners, key=lambda e: e.start_us)
     out: dict[tuple[float, float], str | None] = {}
     for prev, nxt in itertools.pairwise(ordered):
-        if prev.name == ta.LOOKUP_EVENT and nxt.name.startswith(ta.REGION_PREFIX):
-            out[(prev.start_us + prev.duration_us, nxt.start_us)] = ta.region_compile_id(nxt.name)
+        if prev.kind == "lookup" and nxt.kind == "region":
+            out[(prev.start_us + prev.duration_us, nxt.start_us)] = nxt.compile_id
     return out
 
 
@@ -249,14 +246,14 @@ def _walk_owners(seg: _Segmenter, owners: list[TraceEvent], parent: tuple[str, .
     ordered = sorted(owners, key=lambda e: e.start_us)
     for i, owner in enumerate(ordered):
         start, end = owner.start_us, owner.start_us + owner.duration_us
-        if owner.name == ta.LOOKUP_EVENT:
-            nxt = next((o for o in ordered[i + 1 :] if o.name.startswith(ta.REGION_PREFIX)), None)
-            cid = ta.region_compile_id(nxt.name) if nxt is not None else None
+        if owner.kind == "lookup":
+            nxt = next((o for o in ordered[i + 1 :] if o.kind == "region"), None)
+            cid = nxt.compile_id if nxt is not None else None
             inner = _owners(owner)
             for a, b in _own_intervals(start, end, inner):
                 seg.emit("guard_lookup", a, b, _event_starts(owner), compile_id=cid)
             _walk_owners(seg, inner, parent)
-        elif owner.name.startswith(ta.REGION_PREFIX):
+        elif owner.kind == "region":
             _region(seg, owner, parent)
         else:  # a graph call outside any region (should not happen): count it as eager
             seg.emit(
@@ -269,10 +266,10 @@ def _walk_owners(seg: _Segmenter, owners: list[TraceEvent], parent: tuple[str, .
 
 
 def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> None:
-    cid = ta.region_compile_id(region.name) or "?"
+    cid = region.compile_id or "?"
     start, end = region.start_us, region.start_us + region.duration_us
     owners = _owners(region)
-    graph_calls = [o for o in owners if ta.is_graph_call_event(o.name)]
+    graph_calls = [o for o in owners if o.kind == "graph_call"]
     graph = graph_calls[0] if graph_calls else None
     break_id = seg.end_break(cid)
     events = _event_starts(region)
@@ -313,7 +310,7 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
     seg.regions.append(
         RegionInstance(cid, start, region.duration_us, parent, calls_graph=bool(graph_calls))
     )
-    inner = [o for o in owners if not ta.is_graph_call_event(o.name)]
+    inner = [o for o in owners if o.kind != "graph_call"]
     _walk_owners(seg, inner, parent=(*parent, cid))
 
 
@@ -570,7 +567,7 @@ class AttributionResult:
     sites: dict[str, SiteSummary]
     totals: Totals
     probe: ProbePrices = field(default_factory=ProbePrices)
-    warnings: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
 
 def _median(values: Iterable[float]) -> float:
@@ -785,7 +782,7 @@ def _probe_capture(call: TraceEvent) -> Capture:
     """The probe's two regions as frames: the outer one ends in its break, the inner one in a
     return (the probe is compiled in-process; its compile ids are read off the trace)."""
     ids = sorted(
-        {cid for e in _owners_deep(call) if (cid := ta.region_compile_id(e.name)) is not None},
+        {e.compile_id for e in _owners_deep(call) if e.kind == "region" and e.compile_id},
         key=lambda cid: tuple(int(p) for p in cid.split("/") if p.isdigit()),
     )
     frames = [
@@ -847,7 +844,7 @@ def attribute(
 ) -> AttributionResult:
     """Segment every profiled call, correct for profiler overhead, and reduce per region and
     per break. `unprofiled_median_ms` is the mode's median the segments are rescaled to."""
-    warnings = list(trace.warnings)
+    notes = list(trace.notes)
     per_call = [segment_call(call, capture) for call in trace.calls]
     per_event = trace.overhead_us_per_event
     refs, source = _references(trace, len(per_call))
@@ -869,11 +866,8 @@ def attribute(
     probe = probe_prices(trace, rescale)
     fallbacks = sum(f.fallback for f in factors)
     if fallbacks * 2 > len(per_call):
-        warnings.append(
-            f"{fallbacks} of {len(per_call)} profiled calls had more corrected work than the "
-            "unprofiled call time; their segments were scaled alike (shares less reliable)"
-        )
-    warnings += _unknown_regions(per_call, capture)
+        notes.append(Note("profile_fallback", values={"calls": fallbacks, "of": len(per_call)}))
+    notes += _unknown_regions(per_call, capture)
     calibration = _calibration(trace, per_call, factors, refs, source, final_us, probe)
     calibration = dataclasses.replace(calibration, structural_event_us=struct_cost)
     attribution = Attribution(
@@ -882,9 +876,7 @@ def attribute(
         calibration=calibration,
         calls=_timelines(rows, len(per_call)),
     )
-    return AttributionResult(
-        attribution, tuple(rows), regions, sites, totals, probe, tuple(warnings)
-    )
+    return AttributionResult(attribution, tuple(rows), regions, sites, totals, probe, tuple(notes))
 
 
 def _coverage(per_call: list[CallSegments]) -> float | None:
@@ -893,10 +885,10 @@ def _coverage(per_call: list[CallSegments]) -> float | None:
     return round(covered / measured, 4) if measured > 0 else None
 
 
-def _unknown_regions(per_call: list[CallSegments], capture: Capture) -> list[str]:
+def _unknown_regions(per_call: list[CallSegments], capture: Capture) -> list[Note]:
     seen = {r.compile_id for cs in per_call for r in cs.regions}
     unknown = sorted(seen - {f.compile_id for f in capture.frames})
-    return [f"regions in the profile that the capture did not see: {unknown}"] if unknown else []
+    return [Note("unknown_regions", ", ".join(unknown))] if unknown else []
 
 
 def _timelines(rows: list[SegmentRow], n: int) -> tuple[CallTimeline, ...]:

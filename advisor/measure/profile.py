@@ -24,11 +24,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from advisor import torch_adapter as ta
-from advisor.artifacts import EventCalibration, ProfileTrace, TraceEvent
+from advisor.core.artifacts import EventCalibration, ProfileTrace, TraceEvent
+from advisor.core.model import Note
+from advisor.measure import torch_adapter as ta
 
 if TYPE_CHECKING:
-    from advisor.harness import Probe
+    from advisor.measure.harness import Probe
 
 RECORD_NAME = "advisor::call"
 PROBE_RECORD_NAME = "advisor::graph_call_probe"
@@ -65,7 +66,16 @@ def convert_event(event: Any, origin_us: float, with_device: bool) -> TraceEvent
         children=tuple(converted) if keep else (),
         n_events=n_events,
         device_us=round(ta.event_device_us(event), 3) if with_device else 0.0,
+        **classified(str(event.name)),
     )
+
+
+def classified(name: str) -> dict[str, Any]:
+    """The `TraceEvent` fields that say what an event is (the adapter reads the name)."""
+    if name in (RECORD_NAME, PROBE_RECORD_NAME):
+        return {"kind": "record"}
+    kind = ta.classify_event(name)
+    return {"kind": kind.kind, "compile_id": kind.compile_id, "keeps_time": kind.keeps_time}
 
 
 def _has_structure(event: TraceEvent) -> bool:
@@ -162,7 +172,7 @@ def profile_calls(
     calls: list[TraceEvent] = []
     probe_calls: list[TraceEvent] = []
     call_refs: list[float] = []
-    warnings: list[str] = []
+    notes: list[Note] = []
     for index in range(sessions):
         in_session = n_calls // sessions + (1 if index < n_calls % sessions else 0)
         timed = _time_calls(call, max(3, wanted // sessions), device)
@@ -171,7 +181,9 @@ def profile_calls(
             call, in_session, device, activities, probe.call if probe else None
         )
         if len(got) != in_session:
-            warnings.append(f"expected {in_session} call records in a session, found {len(got)}")
+            notes.append(
+                Note("profile_records_mismatch", values={"expected": in_session, "found": len(got)})
+            )
         calls += _converted(got, with_device)
         probe_calls += _converted(got_probe, with_device)
         call_refs += [statistics.median(timed)] * len(got)
@@ -186,7 +198,7 @@ def profile_calls(
         call_unprofiled_us=tuple(round(u, 3) for u in call_refs),
         sessions=sessions,
         torch_version=ta.torch_version(),
-        warnings=tuple(warnings),
+        notes=tuple(notes),
     )
 
 

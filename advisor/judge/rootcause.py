@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from advisor.artifacts import Capture
-from advisor.attribute import SiteSummary
-from advisor.model import BreakSite
+from advisor.core.artifacts import Capture
+from advisor.core.model import BreakSite
+from advisor.judge.attribute import SiteSummary
 
 
 @dataclass(frozen=True)

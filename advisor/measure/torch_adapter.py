@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.core.model import ModeError
+
 GB_DOC_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{code}.html"
 _GB_LINK = re.compile(r"/gb/(gb\d{4})\.html", re.IGNORECASE)
 
@@ -99,18 +101,7 @@ def source_line(filename: str, lineno: int | None) -> str:
 # --- failures of a compiled mode -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FailureInfo:
-    type: str
-    message: str
-    gb_code: str | None = None
-    gb_type: str | None = None
-    file: str | None = None
-    line: int | None = None
-    code: str | None = None
-
-
-def describe_compile_failure(exc: BaseException) -> FailureInfo:
+def describe_compile_failure(exc: BaseException) -> ModeError:
     """What a failed compile says: for Dynamo's Unsupported, the first break and where it is."""
     message = str(exc)
     gb_type = getattr(exc, "gb_type", None)
@@ -126,7 +117,7 @@ def describe_compile_failure(exc: BaseException) -> FailureInfo:
         file, line = frame.filename, frame.lineno
         code = (frame.line or "").strip() or source_line(file, line)
     first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
-    return FailureInfo(
+    return ModeError(
         type=type(exc).__name__,
         message=first,
         gb_code=gb_code_for(gb_type, message),
@@ -227,6 +218,29 @@ def recompile_reasons() -> dict[str, str]:
 def is_backend_switch(reason: str) -> bool:
     """A 'recompile' caused only by another mode's backend owning the cached entry."""
     return "BACKEND_MATCH" in reason
+
+
+_SIZE_GUARD = re.compile(r"size mismatch at index (\d+)")
+
+
+def recompile_cause(reason: str) -> tuple[str, int | None]:
+    """The failing guard's kind, read from its text, and for a size guard the dimension that
+    changed: "size" | "dtype" | "rank" | "requires_grad" | "device" | "value" | "other"."""
+    size = _SIZE_GUARD.search(reason)
+    if size:
+        return "size", int(size.group(1))
+    for needle, cause in (
+        ("dtype mismatch", "dtype"),
+        ("rank mismatch", "rank"),
+        ("dim mismatch", "rank"),
+        ("requires_grad", "requires_grad"),
+        ("device", "device"),
+    ):
+        if needle in reason:
+            return cause, None
+    if "==" in reason or "!=" in reason:
+        return "value", None
+    return "other", None
 
 
 # --- memory -----------------------------------------------------------------------------------
@@ -440,6 +454,31 @@ def is_structural_event(name: str) -> bool:
     """Record-function style events (Dynamo regions, cache lookups, graph calls, wrapper
     prologues, a call's own record) as opposed to aten ops; they cost more to profile."""
     return not is_aten_op(name) and name != MEMORY_EVENT
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """What a profiler event's name says it is (see `advisor.core.artifacts.EVENT_KINDS`)."""
+
+    kind: str
+    compile_id: str | None = None
+    keeps_time: bool = False
+
+
+def classify_event(name: str) -> EventKind:
+    """The kind of a profiler event from its name (the advisor's own records aside)."""
+    compile_id = region_compile_id(name)
+    if compile_id is not None:
+        return EventKind("region", compile_id)
+    if name == LOOKUP_EVENT:
+        return EventKind("lookup")
+    if is_graph_call_event(name):
+        return EventKind("graph_call")
+    if is_aten_op(name):
+        return EventKind("aten", keeps_time=keeps_time_compiled(name))
+    if name == MEMORY_EVENT:
+        return EventKind("memory")
+    return EventKind("other")
 
 
 def profiler_activities(device: str) -> list[Any]:

@@ -1,22 +1,33 @@
-"""Recorded measurement artifacts: what capture and profile hand to the analysis.
+"""Recorded measurements: what the measuring side hands to the judge.
 
-Both are JSON-serialisable so the analysis (attribute, advise) runs on recorded artifacts
-without torch: tests keep small ones under tests/data, and an isolated run passes them between
-processes.
+`Capture` (graphs, break sites, frames, recompiles) and `ProfileTrace` (profiled calls as event
+trees) are what capture and profile record; `Measurements` is everything measured for one run
+(modes, capture, profile, what-ifs, environment, settings, notes), saved as `measurements.json`
+beside every report so `advisor judge` can judge it again anywhere, without torch. Every torch
+format (profiler event names, guard texts) is read on the measuring side: events carry their
+`kind`, recompiles their `cause`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from advisor.model import (
+from advisor.core.model import (
     BreakSite,
+    Environment,
     GraphRecord,
+    ModeResult,
+    Note,
     RecompileRecord,
-    from_jsonable,
-    to_jsonable,
+    Settings,
+    WhatIf,
+    WorkloadInfo,
 )
+from advisor.core.serial import dumps, from_jsonable, load_versioned, to_jsonable
+
+MEASUREMENTS_SCHEMA_VERSION = 1
+MEASUREMENTS_FILE = "measurements.json"
 
 
 @dataclass(frozen=True)
@@ -45,7 +56,7 @@ class Capture:
     recompiles: tuple[RecompileRecord, ...] = ()
     frames: tuple[FrameRecord, ...] = ()
     root_compile_id: str | None = None  # the first frame compiled: the function itself
-    warnings: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
     torch_version: str = ""
 
     def frame(self, compile_id: str) -> FrameRecord | None:
@@ -68,6 +79,18 @@ class Capture:
         return from_jsonable(cls, json.loads(text))
 
 
+# What a profiler event is, as the measuring side classified its name (`TraceEvent.kind`).
+EVENT_KINDS = (
+    "record",  # the advisor's own record around one call
+    "region",  # a compiled region (Dynamo's `Torch-Compiled Region: X/Y`), see `compile_id`
+    "lookup",  # guard evaluation before a region (`TorchDynamo Cache Lookup`)
+    "graph_call",  # the call of a compiled graph inside a region
+    "aten",  # an aten operator
+    "memory",  # an allocator event
+    "other",  # anything else (Python-side wrappers, prologues)
+)
+
+
 @dataclass(frozen=True)
 class TraceEvent:
     name: str
@@ -76,6 +99,16 @@ class TraceEvent:
     children: tuple[TraceEvent, ...] = ()
     n_events: int = 1  # profiler events in this subtree, itself included (folded ones too)
     device_us: float = 0.0  # device kernel time under this event (CUDA only)
+    kind: str = "other"  # one of EVENT_KINDS
+    compile_id: str | None = None  # kind "region": its compile id
+    keeps_time: bool = False  # kind "aten": a compute-bound op that runs as the same kernel
+    # compiled (matmul, convolution, attention): fusing saves its dispatch, not its time
+
+    @property
+    def structural(self) -> bool:
+        """Record-function style events (regions, lookups, graph calls, wrappers) as opposed to
+        aten ops and allocator events; they cost more to profile."""
+        return self.kind not in ("aten", "memory")
 
 
 @dataclass(frozen=True)
@@ -106,15 +139,63 @@ class ProfileTrace:
     call_unprofiled_us: tuple[float, ...] = ()
     sessions: int = 1
     torch_version: str = ""
-    warnings: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
     @property
     def overhead_us_per_event(self) -> float:
         return self.calibration.per_event_us if self.calibration else 0.0
 
     def to_json(self) -> str:
-        return json.dumps(to_jsonable(self), separators=(",", ":"))
+        return dumps(self, indent=None)
 
     @classmethod
     def from_json(cls, text: str) -> ProfileTrace:
         return from_jsonable(cls, json.loads(text))
+
+
+@dataclass(frozen=True)
+class WorkerEnvironment:
+    """Where an isolated process measured (its threads, CPUs and the load when it began)."""
+
+    task: str  # "eager", "default", "fullgraph", "what_if <knob>"...
+    environment: Environment
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """Everything measured for one run, before any judgement: all that `judge` reads.
+
+    Written as measurements.json beside the report; a run made on one machine is judged and
+    rendered on another (no torch needed there)."""
+
+    workload: WorkloadInfo
+    environment: Environment  # where the default mode was measured, read when it began
+    settings: Settings
+    modes: tuple[ModeResult, ...] = ()
+    capture: Capture = field(default_factory=Capture)
+    trace: ProfileTrace | None = None  # the default mode's profile
+    what_ifs: tuple[WhatIf, ...] = ()
+    notes: tuple[Note, ...] = ()  # what the stages noticed while measuring
+    workers: tuple[WorkerEnvironment, ...] = ()  # isolated run: each process's environment
+    incomplete: bool = False  # interrupted: only what was measured until then
+    created_at: str = ""  # when measuring began
+    wall_s: float | None = None  # seconds from the start of measuring to its end
+    schema_version: int = MEASUREMENTS_SCHEMA_VERSION
+
+    def mode(self, name: str) -> ModeResult | None:
+        return next((m for m in self.modes if m.mode == name), None)
+
+
+def measurements_to_json(measurements: Measurements) -> str:
+    return dumps(measurements, indent=None)
+
+
+def measurements_from_json(text: str) -> Measurements:
+    """Parse saved measurements; a one-line ValueError when they cannot be read."""
+    return load_versioned(
+        Measurements,
+        text,
+        MEASUREMENTS_SCHEMA_VERSION,
+        "measurements file",
+        "written by an older advisor: measure the workload again",
+    )

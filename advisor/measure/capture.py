@@ -2,7 +2,7 @@
 
 A `CaptureSession` listens to Dynamo's in-process structured trace (see torch_adapter) while the
 benchmarked compile runs, so nothing is compiled twice and no cache is reset (unlike `explain`).
-The result is a `Capture` artifact (see `advisor.artifacts`).
+The result is a `Capture` artifact (see `advisor.core.artifacts`).
 
 Grouping rules (where `explain` is wrong):
 - one site = one (registry code, line where Dynamo breaks), however many compile ids meet it:
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from advisor import torch_adapter as ta
-from advisor.artifacts import Capture, FrameRecord
-from advisor.model import BreakSite, GraphRecord, Location, RecompileRecord
-from advisor.paths import is_installed
+from advisor.core.artifacts import Capture, FrameRecord
+from advisor.core.model import BreakSite, GraphRecord, Location, Note, RecompileRecord
+from advisor.core.paths import is_installed
+from advisor.measure import torch_adapter as ta
 
 SiteKey = tuple[str, str, int]  # (registry code or gb_type, file, line where Dynamo breaks)
 
@@ -74,7 +74,7 @@ class _Records:
     graph_text: dict[str, str] = field(default_factory=dict)
     breaks: dict[str, list[ta.ParsedBreak]] = field(default_factory=dict)
     recompile_text: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
 
 
 @dataclass
@@ -100,14 +100,10 @@ def build_capture(records: list[ta.TraceRecord]) -> Capture:
     return Capture(
         graphs=_graphs(frames, sorted_records.graph_text),
         sites=sites,
-        recompiles=tuple(
-            RecompileRecord(f.compile_id, f.function, f.recompile_reason or "", f.compile_s)
-            for f in frames
-            if ta.is_recompile_id(f.compile_id)
-        ),
+        recompiles=tuple(_recompile(f) for f in frames if ta.is_recompile_id(f.compile_id)),
         frames=tuple(frames),
         root_compile_id=sorted_records.order[0] if sorted_records.order else None,
-        warnings=tuple(sorted_records.warnings),
+        notes=tuple(sorted_records.notes),
         torch_version=ta.torch_version(),
     )
 
@@ -129,18 +125,15 @@ def _sort_records(records: list[ta.TraceRecord]) -> _Records:
         elif rec.event == "dynamo_graph_break_reason" and rec.payload:
             parsed = ta.parse_break_artifact(rec.payload)
             if parsed is None:
-                out.warnings.append(f"{cid}: could not parse a graph-break message")
+                out.notes.append(Note("break_unparsed", cid))
             else:
                 out.breaks.setdefault(cid, []).append(parsed)
         elif rec.event == "recompile_reasons" and rec.payload:
             out.recompile_text[cid] = rec.payload
     if not out.metrics and out.order:
-        out.warnings.append("no compilation_metrics in the structured trace; frame data incomplete")
+        out.notes.append(Note("no_compilation_metrics"))
     if not out.order:
-        out.warnings.append(
-            "the structured trace recorded no compile (was the function already compiled, "
-            "or does this torch release not emit it?)"
-        )
+        out.notes.append(Note("no_compile_recorded"))
     return out
 
 
@@ -155,8 +148,8 @@ def _group_sites(
         co_name, co_file = str(m.get("co_name") or ""), str(m.get("co_filename") or "")
         for parsed in records.breaks.get(cid, []):
             if not parsed.parts:
-                records.warnings.append(
-                    f"{cid}: break at {parsed.file}:{parsed.line} has no gb_type"
+                records.notes.append(
+                    Note("break_without_type", cid, detail=f"{parsed.file}:{parsed.line}")
                 )
                 continue
             root = parsed.parts[0]
@@ -259,7 +252,7 @@ def _frames(
         m = records.metrics.get(cid)
         if m is None:
             if cid in records.starts:
-                records.warnings.append(f"{cid}: compile started but no metrics were recorded")
+                records.notes.append(Note("compile_without_metrics", cid))
             continue
         co_name = str(m.get("co_name") or "")
         keys = met.get(cid, [])
@@ -366,3 +359,17 @@ def _float(value: Any) -> float | None:
 
 def _str_or_none(value: Any) -> str | None:
     return str(value) if value else None
+
+
+def _recompile(frame: FrameRecord) -> RecompileRecord:
+    reason = frame.recompile_reason or ""
+    cause, dim = ta.recompile_cause(reason)
+    return RecompileRecord(
+        frame.compile_id,
+        frame.function,
+        reason,
+        frame.compile_s,
+        cause=cause,
+        dim=dim,
+        backend_switch=ta.is_backend_switch(reason),
+    )

@@ -20,24 +20,25 @@ the step's median (or of the estimate), else its category's action decides rewri
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
-from advisor import cost, stats, torch_adapter
-from advisor.artifacts import Capture
-from advisor.attribute import AttributionResult
-from advisor.model import (
+from advisor.core import stats
+from advisor.core.artifacts import Capture
+from advisor.core.model import (
     Action,
     BreakEntry,
     Decision,
     Ledger,
     ModeResult,
+    Note,
     RecompileAdvice,
     RecompileRecord,
     WhatIf,
 )
-from advisor.rootcause import RootCause, root_causes
-from advisor.taxonomy import category_for, in_library
+from advisor.core.taxonomy import category_for, in_library
+from advisor.judge import cost
+from advisor.judge.attribute import AttributionResult
+from advisor.judge.rootcause import RootCause, root_causes
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Advice:
     ledger: Ledger | None
     actions: tuple[Action, ...]
     recompiles: tuple[RecompileAdvice, ...]
-    warnings: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,13 +82,9 @@ def advise(
     ledger = build_ledger(ranked, att, modes)
     recompiles = recompile_advice(capture.recompiles)
     actions = build_actions(ranked, what_ifs, ledger, recompiles, step)
-    warnings = []
-    if not any(r.fixed_us is not None for r in att.regions.values()) and ranked:
-        warnings.append(
-            "no graph-call markers in the profile: region overhead not measured; "
-            "break costs count only the eager gaps"
-        )
-    return Advice(ranked, ledger, actions, recompiles, tuple(warnings))
+    markers = any(r.fixed_us is not None for r in att.regions.values())
+    notes = [] if markers or not ranked else [Note("no_graph_call_markers")]
+    return Advice(ranked, ledger, actions, recompiles, tuple(notes))
 
 
 # --- estimates --------------------------------------------------------------------------------
@@ -462,33 +459,12 @@ def _compile_s(records: list[RecompileAdvice]) -> float:
 
 # --- recompiles -------------------------------------------------------------------------------
 
-_SIZE = re.compile(r"size mismatch at index (\d+)")
-
-
-def recompile_cause(reason: str) -> tuple[str, int | None]:
-    """The failing guard's kind, and for a size guard the dimension that changed."""
-    size = _SIZE.search(reason)
-    if size:
-        return "size", int(size.group(1))
-    for needle, cause in (
-        ("dtype mismatch", "dtype"),
-        ("rank mismatch", "rank"),
-        ("dim mismatch", "rank"),
-        ("requires_grad", "requires_grad"),
-        ("device", "device"),
-    ):
-        if needle in reason:
-            return cause, None
-    if "==" in reason or "!=" in reason:
-        return "value", None
-    return "other", None
-
 
 def recompile_advice(recompiles: tuple[RecompileRecord, ...]) -> tuple[RecompileAdvice, ...]:
-    out = []
-    for r in recompiles:
-        if torch_adapter.is_backend_switch(r.reason):
-            continue
-        cause, dim = recompile_cause(r.reason)
-        out.append(RecompileAdvice(r.compile_id, r.function, r.reason, cause, dim, r.compile_s))
-    return tuple(out)
+    """The recompiles the workload caused (not a mode's own backend taking over a cached
+    entry), each with its cause as the capture classified it."""
+    return tuple(
+        RecompileAdvice(r.compile_id, r.function, r.reason, r.cause, r.dim, r.compile_s)
+        for r in recompiles
+        if not r.backend_switch
+    )

@@ -10,7 +10,8 @@ What it costs: processes cannot be timed interleaved, so drift of the machine be
 no longer cancelled; and each process pays the torch import and Inductor's warm-up again (see
 the README for the measured wall time).
 
-A process gets a `Task` as JSON and writes a `TaskResult` as JSON (`advisor.isolated_worker`).
+A process gets a `Task` as JSON and writes a `TaskResult` as JSON
+(`advisor.measure.isolated_worker`).
 """
 
 from __future__ import annotations
@@ -24,37 +25,31 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from advisor.artifacts import Capture, ProfileTrace
-from advisor.errors import AdvisorError
-from advisor.model import (
+from advisor.core.artifacts import Capture, Measurements, ProfileTrace, WorkerEnvironment
+from advisor.core.errors import AdvisorError
+from advisor.core.model import (
     BreakSite,
+    Environment,
     ModeError,
     ModeResult,
-    Report,
+    Note,
     Settings,
     WhatIf,
-    from_jsonable,
-    to_jsonable,
 )
-from advisor.paths import is_installed
-from advisor.pipeline import (
-    Measurements,
-    Progress,
-    RunInterrupted,
-    RunOptions,
-    judge,
-    judge_partial,
-    knobs_to_try,
-)
-from advisor.taxonomy import Knob
-from advisor.workload import Workload, find_factory
+from advisor.core.paths import is_installed
+from advisor.core.processes import run_process
+from advisor.core.serial import from_jsonable, to_jsonable
+from advisor.core.taxonomy import Knob
+from advisor.measure import environment
+from advisor.measure.harness import MODE_ORDER
+from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, workload_info
+from advisor.measure.stages import WhatIfPlan, what_if_plan
+from advisor.measure.workload import find_factory
 
-TASK_KINDS = ("eager", "fullgraph", "default", "what_if")
-MODE_ORDER = ("eager", "default", "fullgraph")
 STACK_DUMP_WAIT_S = 1.0  # after asking a timed-out process for its stack, before the kill
 _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>.+?)\s*$')
 
@@ -63,7 +58,7 @@ _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<functio
 class Task:
     """What one isolated process measures."""
 
-    kind: str  # one of TASK_KINDS
+    kind: str  # "eager" | "fullgraph" | "default" | "what_if"
     target: str
     params_json: str  # the factory's keyword arguments, a JSON object
     device: str
@@ -71,6 +66,14 @@ class Task:
     knob: Knob | None = None  # kind "what_if"
     targets: tuple[BreakSite, ...] = ()  # kind "what_if": the sites the knob may remove
     sites: tuple[BreakSite, ...] = ()  # kind "what_if": every site of the default mode
+
+    @property
+    def label(self) -> str:
+        return self.kind if self.knob is None else f"{self.kind} {self.knob.name}"
+
+    @property
+    def plan(self) -> WhatIfPlan | None:
+        return WhatIfPlan(self.knob, self.targets) if self.knob is not None else None
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,8 @@ class TaskResult:
     capture: Capture | None = None
     trace: ProfileTrace | None = None
     what_if: WhatIf | None = None
-    warnings: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    environment: Environment | None = None  # where the process measured, read as it began
     error: str | None = None
 
 
@@ -111,7 +115,7 @@ def worker_command(request: Path, result: Path, faults: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "advisor.isolated_worker",
+        "advisor.measure.isolated_worker",
         str(request),
         str(result),
         str(faults),
@@ -132,44 +136,30 @@ def run_task(
         request, result, faults, stderr_path = paths
         request.write_text(task_to_json(task), encoding="utf-8")
         with open(stderr_path, "wb") as stderr:
-            returncode = _wait(command(request, result, faults), stderr, timeout_s)
+            outcome = run_process(
+                command(request, result, faults),
+                timeout_s,
+                stderr=stderr,
+                env=_child_environment(),
+                before_kill=_ask_for_stack,
+            )
+        if outcome.launch_error:
+            raise AdvisorError(f"cannot start an isolated process: {outcome.launch_error}")
         stderr_text = stderr_path.read_text(encoding="utf-8", errors="replace")
         _replay(stderr_text)
         stack = faults.read_text(encoding="utf-8", errors="replace") if faults.is_file() else ""
-        if returncode is None:
+        if outcome.timed_out:
             return timeout_error(timeout_s or 0.0, stack)
-        if returncode < 0:
-            return crash_error(f"was killed by {_signal_name(-returncode)}", stack)
-        if returncode != 0 or not result.is_file():
+        if outcome.signal is not None:
+            return crash_error(f"was killed by {outcome.signal}", stack)
+        if outcome.returncode != 0 or not result.is_file():
             last = _last_line(stderr_text)
-            return crash_error(f"exited with code {returncode}" + (f": {last}" if last else ""), "")
+            code = outcome.returncode
+            return crash_error(f"exited with code {code}" + (f": {last}" if last else ""), "")
         try:
             return result_from_json(result.read_text(encoding="utf-8"))
         except ValueError as exc:  # JSONDecodeError included
             return crash_error(f"wrote a result that cannot be read ({exc})", "")
-
-
-def _wait(command: list[str], stderr: Any, timeout_s: float | None) -> int | None:
-    """The process's exit status, or None when it ran out of time (it is killed then)."""
-    try:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stderr=stderr,
-            env=_child_environment(),
-            start_new_session=True,  # its own process group: the kill reaches compile workers
-        )
-    except OSError as exc:
-        raise AdvisorError(f"cannot start an isolated process ({command[0]}): {exc}") from None
-    try:
-        return proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        _ask_for_stack(proc)
-        _kill_group(proc)
-        return None
-    except BaseException:  # Ctrl-C: leave nothing running behind
-        _kill_group(proc)
-        raise
 
 
 def _child_environment() -> dict[str, str]:
@@ -197,28 +187,10 @@ def _ask_for_stack(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the process group, then reap the leader (its pid cannot be reused until then)."""
-    if proc.returncode is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
-
-
 def _replay(stderr_text: str) -> None:
     if stderr_text:
         sys.stderr.write(stderr_text)
         sys.stderr.flush()
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _last_line(text: str) -> str:
@@ -265,22 +237,26 @@ def dumped_frames(stack: str) -> list[tuple[str, int, str]]:
 # --- a whole run ------------------------------------------------------------------------------
 
 
-def _in_child(*_args: object, **_kwargs: object) -> None:
-    raise RuntimeError("an isolated run measures its workload in worker processes")
-
-
 @dataclass
 class IsolatedRun:
-    """Runs the tasks of one target one after the other and collects what they measured."""
+    """Runs the tasks of one target one after the other, in the order of the in-process run's
+    stages (`advisor.measure.stages`), and collects what they measured."""
 
     options: RunOptions
     device: str
     progress: Progress
     command: Command = worker_command
     name: str = ""
+    modes: list[ModeResult] = field(default_factory=list)
+    capture: Capture = field(default_factory=Capture)
+    trace: ProfileTrace | None = None
+    what_ifs: list[WhatIf] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    workers: list[WorkerEnvironment] = field(default_factory=list)
+    created_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    started: float = field(default_factory=time.perf_counter)
 
     def __post_init__(self) -> None:
-        self.measured = Measurements(modes=[], capture=Capture())
         self.params_json = params_json(self.options.params)
 
     def task(self, kind: str, **extra: Any) -> Task:
@@ -294,31 +270,28 @@ class IsolatedRun:
         outcome = run_task(task, timeout, self.command)
         if isinstance(outcome, TaskResult):
             self.name = self.name or outcome.name
-            self._warn(outcome.warnings)
+            # every process measures eager's reference again: say each thing once
+            self.notes += [n for n in outcome.notes if n not in self.notes]
+            if outcome.environment is not None:
+                self.workers.append(WorkerEnvironment(task.label, outcome.environment))
         return outcome
 
-    def _warn(self, warnings: tuple[str, ...]) -> None:
-        # every process measures eager's reference again: say each thing once
-        self.measured.warnings += [w for w in warnings if w not in self.measured.warnings]
-
-    def measure(self) -> Measurements:
+    def measure(self) -> None:
         if not self.measure_eager():
             for mode in ("default", "fullgraph"):
                 if mode in self.options.modes:
                     self.add_mode(_skipped(mode))
-            return self.measured
+            return
         for mode in ("fullgraph", "default"):
             if mode in self.options.modes:
                 self.measure_compiled(mode)
         if self.options.settings.what_if:
             self.measure_what_ifs()
-        return self.measured
 
     def add_mode(self, result: ModeResult) -> None:
         """Keep the modes in the order an in-process run reports them."""
-        modes = [*self.measured.modes, result]
-        modes.sort(key=lambda m: MODE_ORDER.index(m.mode) if m.mode in MODE_ORDER else 99)
-        self.measured.modes[:] = modes
+        self.modes.append(result)
+        self.modes.sort(key=lambda m: MODE_ORDER.index(m.mode) if m.mode in MODE_ORDER else 99)
 
     def measure_eager(self) -> bool:
         """Eager first; bad input there stops the run as it would in-process."""
@@ -332,25 +305,40 @@ class IsolatedRun:
         outcome = self.run(self.task(mode), f"the {mode} mode")
         self.add_mode(_mode_result(mode, outcome))
         if mode == "default" and isinstance(outcome, TaskResult):
-            self.measured.capture = outcome.capture or Capture()
-            self.measured.trace = outcome.trace
+            self.capture = outcome.capture or Capture()
+            self.trace = outcome.trace
             if outcome.what_if is not None:  # guard evaluation, measured while warm
-                self.measured.what_ifs.append(outcome.what_if)
+                self.what_ifs.append(outcome.what_if)
 
     def measure_what_ifs(self) -> None:
-        default = next((m for m in self.measured.modes if m.mode == "default"), None)
-        if default is None or default.status != "ok" or self.measured.trace is None:
+        default = next((m for m in self.modes if m.mode == "default"), None)
+        if default is None or default.status != "ok" or self.trace is None:
             return
-        sites = self.measured.capture.sites
-        for knob, targets in knobs_to_try(sites):
-            task = self.task("what_if", knob=knob, targets=tuple(targets), sites=sites)
-            outcome = self.run(task, f"what-if {knob.name}")
-            self.measured.what_ifs.append(_what_if_result(knob, targets, outcome))
+        sites = self.capture.sites
+        for plan in what_if_plan(sites):
+            task = self.task("what_if", knob=plan.knob, targets=plan.targets, sites=sites)
+            outcome = self.run(task, f"what-if {plan.label}")
+            self.what_ifs.append(_what_if_result(plan, outcome))
 
-    def workload(self) -> Workload:
-        """A stand-in for the judge, which needs only the name: the workload itself was built
-        in the worker processes."""
-        return Workload(_in_child, name=self.name or self.options.target)
+    def measurements(self, incomplete: bool = False) -> Measurements:
+        """The record; its environment is the default-mode worker's (the one that profiled),
+        else the first worker's: the parent only waited."""
+        envs = {w.task: w.environment for w in self.workers}
+        env = envs.get("default") or (self.workers[0].environment if self.workers else None)
+        return Measurements(
+            workload=workload_info(self.name or self.options.target, self.options, self.device),
+            environment=env or environment.unknown(),
+            settings=self.options.settings,
+            modes=tuple(self.modes),
+            capture=self.capture,
+            trace=self.trace,
+            what_ifs=tuple(self.what_ifs),
+            notes=tuple(self.notes),
+            workers=tuple(self.workers),
+            incomplete=incomplete,
+            created_at=self.created_at,
+            wall_s=time.perf_counter() - self.started,
+        )
 
 
 def _mode_result(mode: str, outcome: TaskResult | ModeError) -> ModeResult:
@@ -367,19 +355,12 @@ def _skipped(mode: str) -> ModeResult:
     return ModeResult(mode, "skipped", error=ModeError("Skipped", "not run: eager failed"))
 
 
-def _what_if_result(
-    knob: Knob, targets: list[BreakSite], outcome: TaskResult | ModeError
-) -> WhatIf:
+def _what_if_result(plan: WhatIfPlan, outcome: TaskResult | ModeError) -> WhatIf:
     if isinstance(outcome, TaskResult) and outcome.what_if is not None:
         return outcome.what_if
-    error = (
-        f"{outcome.type}: {outcome.message}"
-        if isinstance(outcome, ModeError)
-        else outcome.error or "no result"
-    )
-    return WhatIf(
-        knob.name, knob.setting, knob.fix, "failed", tuple(t.id for t in targets), error=error
-    )
+    if isinstance(outcome, ModeError):
+        return plan.failed(f"{outcome.type}: {outcome.message}")
+    return plan.failed(outcome.error or "no result")
 
 
 def params_json(params: tuple[tuple[str, Any], ...]) -> str:
@@ -392,21 +373,15 @@ def params_json(params: tuple[tuple[str, Any], ...]) -> str:
         ) from None
 
 
-def run_isolated(
-    options: RunOptions,
-    device: str,
-    progress: Progress,
-    started: float | None = None,
-    command: Command = worker_command,
-) -> Report:
-    """Measure every mode and what-if in its own process, then judge here. Ctrl-C raises
-    `RunInterrupted` with the modes measured so far."""
-    started = time.perf_counter() if started is None else started
+def measure_isolated(
+    options: RunOptions, device: str, progress: Progress, command: Command = worker_command
+) -> Measurements:
+    """Measure every mode and what-if in its own process. Ctrl-C raises `MeasureInterrupted`
+    with what was measured so far."""
     find_factory(options.target)  # bad targets fail here, in seconds, not in a worker
     run = IsolatedRun(options, device, progress, command)
     try:
-        measured = run.measure()
+        run.measure()
     except KeyboardInterrupt:
-        report = judge_partial(run.workload(), options, device, run.measured, started)
-        raise RunInterrupted(report) from None
-    return judge(run.workload(), options, device, measured, started)
+        raise MeasureInterrupted(run.measurements(incomplete=True)) from None
+    return run.measurements()

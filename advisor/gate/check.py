@@ -31,8 +31,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from advisor.model import BreakEntry, BreakSite, Report, from_jsonable, to_jsonable
-from advisor.paths import display_path
+from advisor.core.model import BreakEntry, BreakSite, Report, from_jsonable, to_jsonable
+from advisor.core.paths import display_path
 from advisor.render import prose
 
 BASELINE_VERSION = 1

@@ -20,17 +20,13 @@ fields (each break's `gb_code`, `file`, `line`, `verdict`, `why`, `recipe`, ...;
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-import pathlib
-import types
-import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
-SCHEMA_VERSION = 2
+from advisor.core.serial import dumps, from_jsonable, load_versioned, to_jsonable
+
+__all__ = ["from_jsonable", "to_jsonable"]  # the round trip, re-exported for the records' users
+
+SCHEMA_VERSION = 3
 
 MODES = ("eager", "default", "fullgraph")
 
@@ -78,6 +74,19 @@ class Settings:
     target_ci: float = 0.02
 
 
+@dataclass(frozen=True)
+class Note:
+    """Something a stage noticed that a reader of the report should know (a warning), as a
+    record: its kind, what it is about and its numbers; the renderers word it
+    (`advisor.render.prose.note_text`). `detail` carries a message from elsewhere as it came (an
+    exception's first line), never a sentence of ours."""
+
+    kind: str
+    subject: str = ""  # a mode, a what-if, a compile id: what the note is about
+    values: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+
+
 # --- harness ----------------------------------------------------------------------------------
 
 
@@ -86,7 +95,7 @@ class LatencyStats:
     """Steady-state latency of one mode; each sample is the mean per call over one timed block.
 
     `samples_ms` are in the order they were timed (one per interleaved round), so the drift of
-    the machine during the run can be read from them (`advisor.stats.drift`)."""
+    the machine during the run can be read from them (`advisor.core.stats.drift`)."""
 
     median_ms: float
     iqr_ms: float
@@ -200,10 +209,18 @@ class BreakSite:
 
 @dataclass(frozen=True)
 class RecompileRecord:
+    """A recompile, with its failing guard classified where it was read (the guard text is a
+    torch format): `cause` is "size" | "dtype" | "rank" | "requires_grad" | "device" | "value" |
+    "other"; `backend_switch` marks a recompile for another backend object (one per mode), which
+    the workload did not cause."""
+
     compile_id: str
     function: str
     reason: str
     compile_s: float | None = None
+    cause: str = "other"
+    dim: int | None = None
+    backend_switch: bool = False
 
 
 # --- what-ifs ---------------------------------------------------------------------------------
@@ -275,7 +292,7 @@ class CallTimeline:
 
 @dataclass(frozen=True)
 class Calibration:
-    """How profiled times were turned into unprofiled ones (see `advisor.attribute`)."""
+    """How profiled times were turned into unprofiled ones (see `advisor.judge.attribute`)."""
 
     overhead_us_per_event: float = 0.0  # profiler cost of one aten event
     structural_event_us: float = 0.0  # profiler cost of one region/lookup/graph-call event
@@ -310,7 +327,7 @@ class Attribution:
 
 @dataclass(frozen=True)
 class CostTerms:
-    """The cost model's measured terms for one entry, per call (see `advisor.cost`)."""
+    """The cost model's measured terms for one entry, per call (see `advisor.judge.cost`)."""
 
     regions: float = 0.0  # extra compiled regions per call that exist because of this entry
     graph_regions: float = 0.0  # of which call a compiled graph
@@ -475,9 +492,9 @@ class Report:
     actions: tuple[Action, ...] = ()
     attribution: Attribution = field(default_factory=Attribution)
     recompiles: tuple[RecompileAdvice, ...] = ()
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Note, ...] = ()
     incomplete: bool = False  # interrupted: only the modes measured so far
-    redacted: bool = False  # source text and absolute paths removed (`advisor.redact`)
+    redacted: bool = False  # source text and absolute paths removed (`advisor.core.redact`)
     created_at: str = ""
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
@@ -491,186 +508,18 @@ class Report:
     def entry(self, entry_id: str) -> BreakEntry | None:
         return next((b for b in self.breaks if b.id == entry_id), None)
 
-    def save(self, folder: str | os.PathLike[str]) -> pathlib.Path:
-        """Write report.json, report.md, report.html and trace.json into `folder` (created if
-        needed) and return it; raises `AdvisorError` rather than overwrite an existing file."""
-        from advisor import report_io  # the renderers load only when a report is written
-
-        return report_io.save_report(self, pathlib.Path(folder))
-
-    def _repr_html_(self) -> str:
-        """The HTML report, inline in Jupyter (in an iframe, so its styles stay its own)."""
-        from advisor.render.html import render_notebook_html
-
-        return render_notebook_html(self)
-
-
-# --- JSON round trip -------------------------------------------------------------------------
-
-T = TypeVar("T")
-
-
-def to_jsonable(value: Any) -> Any:
-    """Dataclasses become dicts (field order kept), tuples become lists."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    return value
-
-
-def from_jsonable(cls: type[T], data: Any) -> T:
-    """Rebuild a dataclass from `to_jsonable` output, guided by its type hints.
-
-    Unknown keys are ignored (derived fields, or a newer writer's); missing keys take defaults.
-    """
-    return typing.cast(T, _convert(cls, data))
-
-
-class FieldError(ValueError):
-    """A value that cannot be read, and where it is (`modes[0].latency.n`)."""
-
-    def __init__(self, path: tuple[str | int, ...], reason: str) -> None:
-        super().__init__(reason)
-        self.path, self.reason = path, reason
-
-    def within(self, key: str | int) -> FieldError:
-        return FieldError((key, *self.path), self.reason)
-
-    def __str__(self) -> str:
-        where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in self.path)
-        return f"{where.lstrip('.')}: {self.reason}" if where else self.reason
-
-
-def _at(key: str | int, convert: Callable[[], Any]) -> Any:
-    """`convert()`, with `key` added to the place named by any error it raises."""
-    try:
-        return convert()
-    except FieldError as exc:
-        raise exc.within(key) from None
-    except (TypeError, ValueError) as exc:
-        raise FieldError((key,), str(exc)) from None
-
-
-def _convert(tp: Any, data: Any) -> Any:
-    if data is None:
-        return None
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return _convert_union(tp, data)
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            items = _as_list(data)
-            return tuple(_at(i, lambda v=v: _convert(args[0], v)) for i, v in enumerate(items))
-        items = _as_list(data)
-        if len(items) != len(args):
-            raise ValueError(f"expected {len(args)} items, got {len(items)}")
-        return tuple(
-            _at(i, lambda a=a, v=v: _convert(a, v))
-            for i, (a, v) in enumerate(zip(args, items, strict=True))
-        )
-    if origin is dict:
-        key_tp, val_tp = typing.get_args(tp)
-        if not isinstance(data, dict):
-            raise TypeError(f"expected an object, got {type(data).__name__}")
-        return {
-            _convert(key_tp, k): _at(str(k), lambda v=v: _convert(val_tp, v))
-            for k, v in data.items()
-        }
-    if dataclasses.is_dataclass(tp):
-        return _convert_dataclass(tp, data)
-    return _convert_scalar(tp, data)
-
-
-def _convert_union(tp: Any, data: Any) -> Any:
-    options = [a for a in typing.get_args(tp) if a is not type(None)]
-    if len(options) == 1:  # X | None: X's own error says more than the union's
-        return _convert(options[0], data)
-    for option in options:
-        try:
-            return _convert(option, data)
-        except (TypeError, ValueError):
-            continue
-    raise ValueError(f"cannot read {_short(data)} as {tp}")
-
-
-def _short(data: Any) -> str:
-    text = repr(data)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _convert_dataclass(tp: Any, data: Any) -> Any:
-    if not isinstance(data, dict):
-        raise TypeError(f"expected an object for {tp.__name__}, got {type(data).__name__}")
-    hints = typing.get_type_hints(tp)
-    kwargs = {
-        f.name: _at(f.name, lambda f=f: _convert(hints[f.name], data[f.name]))
-        for f in dataclasses.fields(tp)
-        if f.name in data
-    }
-    missing = [
-        f.name
-        for f in dataclasses.fields(tp)
-        if f.name not in data
-        and f.default is dataclasses.MISSING
-        and f.default_factory is dataclasses.MISSING
-    ]
-    if missing:
-        raise ValueError(f"{tp.__name__} without {', '.join(missing)}")
-    return tp(**kwargs)
-
-
-def _convert_scalar(tp: Any, data: Any) -> Any:
-    if tp is float:
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
-            raise TypeError(f"expected a number, got {_short(data)}")
-        return float(data)
-    if tp is int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            raise TypeError(f"expected an integer, got {_short(data)}")
-        return data
-    if tp is bool:
-        if not isinstance(data, bool):
-            raise TypeError(f"expected true/false, got {_short(data)}")
-        return data
-    if tp is str:
-        if not isinstance(data, str):
-            raise TypeError(f"expected a string, got {_short(data)}")
-        return data
-    return data
-
-
-def _as_list(data: Any) -> list[Any]:
-    if not isinstance(data, list):
-        raise TypeError(f"expected a list, got {type(data).__name__}")
-    return data
-
 
 def report_to_json(report: Report) -> str:
     """The records alone; `advisor.render.json_report` adds the documented derived fields."""
-    return json.dumps(to_jsonable(report), indent=2, allow_nan=False)
+    return dumps(report)
 
 
 def report_from_json(text: str) -> Report:
     """Parse a report; raises ValueError with a one-line reason when it is not one we can read."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise ValueError("not an advisor report (no schema_version)")
-    version = data["schema_version"]
-    if version != SCHEMA_VERSION:
-        older = isinstance(version, int) and version < SCHEMA_VERSION
-        hint = " (written by an older advisor: run the workload again)" if older else ""
-        raise ValueError(
-            f"report schema version {version!r} is not supported: this advisor reads version "
-            f"{SCHEMA_VERSION}{hint}"
-        )
-    try:
-        return from_jsonable(Report, data)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"malformed report: {exc}") from None
+    return load_versioned(
+        Report,
+        text,
+        SCHEMA_VERSION,
+        "report",
+        "written by an older advisor: run the workload again",
+    )

@@ -16,14 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from advisor import harness, torch_adapter
-from advisor.artifacts import Capture
-from advisor.capture import CaptureSession
-from advisor.errors import first_line
-from advisor.model import BreakSite, LatencyStats, Location, Settings, WhatIf
-from advisor.stats import median_difference_ci
-from advisor.taxonomy import Knob
-from advisor.workload import Workload
+from advisor.core.artifacts import Capture
+from advisor.core.errors import first_line
+from advisor.core.model import BreakSite, LatencyStats, Location, Note, Settings, WhatIf
+from advisor.core.stats import median_difference_ci
+from advisor.core.taxonomy import Knob
+from advisor.measure import harness, torch_adapter
+from advisor.measure.capture import CaptureSession
+from advisor.measure.outputs import compare_outputs
+from advisor.measure.timing import Timer, Timing, interleaved_samples, timer_for
+from advisor.measure.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -33,34 +35,31 @@ class ABResult:
     saving_ms: float
     saving_low_ms: float
     saving_high_ms: float
-    warnings: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
 
 def ab_timing(
     baseline: Callable[[], Any],
     variant: Callable[[], Any],
     settings: Settings,
-    timer: harness.Timer,
+    timer: Timer,
 ) -> ABResult:
     """Interleaved timing of two warm callables; saving = baseline - variant (ms per call)."""
-    timing = harness.interleaved_samples(
-        [("baseline", baseline), ("variant", variant)], settings, timer
-    )
-    return _ab_result(_timed(timing, "baseline"), _timed(timing, "variant"), tuple(timing.warnings))
+    timing = interleaved_samples([("baseline", baseline), ("variant", variant)], settings, timer)
+    return _ab_result(_timed(timing, "baseline"), _timed(timing, "variant"), tuple(timing.notes))
 
 
-def _timed(timing: harness.Timing, label: str) -> LatencyStats:
+def _timed(timing: Timing, label: str) -> LatencyStats:
     """The label's latency; a callable that failed while timed fails the what-if."""
     if label not in timing.stats:
-        raise RuntimeError("; ".join(timing.warnings) or f"{label} was not timed")
+        failures = [f"{n.subject}: {n.detail}" for n in timing.notes if n.detail]
+        raise RuntimeError("; ".join(failures) or f"{label} was not timed")
     return timing.stats[label]
 
 
-def _ab_result(
-    baseline: LatencyStats, variant: LatencyStats, warnings: tuple[str, ...]
-) -> ABResult:
+def _ab_result(baseline: LatencyStats, variant: LatencyStats, notes: tuple[Note, ...]) -> ABResult:
     saving, low, high = median_difference_ci(baseline.samples_ms, variant.samples_ms)
-    return ABResult(baseline, variant, saving, low, high, warnings)
+    return ABResult(baseline, variant, saving, low, high, notes)
 
 
 def knob_value(knob: Knob) -> Any:
@@ -100,7 +99,7 @@ def measure_knob(
     reference_output: Any,
     settings: Settings,
     device: str,
-    timer: harness.Timer | None = None,
+    timer: Timer | None = None,
     baseline_sites: tuple[BreakSite, ...] = (),
 ) -> WhatIf:
     """Compile baseline and knob variant, check the variant, time both interleaved.
@@ -108,7 +107,7 @@ def measure_knob(
     One measurement serves every site the knob addresses (e.g. several prints): the record says
     which of them the variant no longer has, and whether new breaks took their place.
     """
-    timer = timer or harness.timer_for(device)
+    timer = timer or timer_for(device)
     base = WhatIf(knob.name, knob.setting, knob.fix, "measured", tuple(t.id for t in targets))
     # When Dynamo skips a frame (a break in a loop) it marks the code object to be skipped for
     # every later compile in the process, whatever the backend or config. So the variant is
@@ -155,11 +154,11 @@ def _matches(reference_output: Any, output: Any) -> bool | None:
     """Whether a variant's output matches eager's; None when eager does not reproduce its own."""
     if reference_output is harness.NO_REFERENCE:
         return None
-    return harness.compare_outputs(reference_output, output)[0]
+    return compare_outputs(reference_output, output)[0]
 
 
 def _run_variant(
-    workload: Workload, knob: Knob, settings: Settings, timer: harness.Timer, time_now: bool
+    workload: Workload, knob: Knob, settings: Settings, timer: Timer, time_now: bool
 ) -> _Variant:
     torch_adapter.reset_dynamo()
     backend = torch_adapter.InductorBackend("whatif-variant")
@@ -176,9 +175,7 @@ def _run_variant(
         call, result if result.frames else None, output, stdout, compiled_before, backend
     )
     if time_now:
-        variant.stats = _timed(
-            harness.interleaved_samples([("variant", call)], settings, timer), "variant"
-        )
+        variant.stats = _timed(interleaved_samples([("variant", call)], settings, timer), "variant")
         torch_adapter.reset_dynamo()
     return variant
 
@@ -214,11 +211,11 @@ def _compare_sites(
 
 
 def _time(
-    base_call: Callable[[], Any], variant: _Variant, settings: Settings, timer: harness.Timer
+    base_call: Callable[[], Any], variant: _Variant, settings: Settings, timer: Timer
 ) -> ABResult:
     if variant.stats is None:
         return ab_timing(base_call, variant.call, settings, timer)
-    baseline = harness.interleaved_samples([("baseline", base_call)], settings, timer)
+    baseline = interleaved_samples([("baseline", base_call)], settings, timer)
     return _ab_result(_timed(baseline, "baseline"), variant.stats, ())
 
 
@@ -247,7 +244,7 @@ def measure_guard_skip(
     reference_output: Any,
     settings: Settings,
     device: str,
-    timer: harness.Timer | None = None,
+    timer: Timer | None = None,
 ) -> WhatIf | None:
     """What guard evaluation costs the warm default mode, measured: the same compiled code
     timed interleaved with and without its guards evaluated. None where this torch cannot skip
@@ -266,7 +263,7 @@ def measure_guard_skip(
         with skipping_stance():
             return call()
 
-    timer = timer or harness.timer_for(device)
+    timer = timer or timer_for(device)
     try:
         output = skipping()
         ab = ab_timing(plain, skipping, settings, timer)

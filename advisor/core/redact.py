@@ -1,7 +1,8 @@
 """`--redact`: a report fit for a public issue, with no source text and no absolute paths.
 
-A pure function, Report -> Report: every output (JSON, Markdown, HTML, console, the trace) is
-rendered from the redacted report, so none of them can leak what it removed.
+Pure functions, Report -> Report and Measurements -> Measurements: every output (JSON, Markdown,
+HTML, console, the trace, measurements.json) is written from the redacted records, so none of
+them can leak what it removed.
 
 - Source text goes: `Location.code`, `ModeError.code` (the lines Dynamo quoted).
 - Paths become what a reader needs: the user's files relative to the workload's folder (the
@@ -17,8 +18,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
-from advisor.model import (
+from advisor.core.artifacts import Capture, FrameRecord, Measurements
+from advisor.core.model import (
     Action,
     BreakEntry,
     BreakSite,
@@ -26,12 +29,14 @@ from advisor.model import (
     Location,
     ModeError,
     ModeResult,
+    Note,
     RecompileAdvice,
+    RecompileRecord,
     Report,
     WhatIf,
     WorkloadInfo,
 )
-from advisor.paths import common_folder
+from advisor.core.paths import common_folder
 
 # Installed code from its package folder on (as `paths.package_relative` reads it).
 _INSTALLED_TAILS = (
@@ -115,8 +120,26 @@ class Redactor:
     def action(self, action: Action) -> Action:
         return replace(action, where=self.location(action.where))
 
-    def recompile(self, advice: RecompileAdvice) -> RecompileAdvice:
+    def recompile(self, advice: RecompileAdvice | RecompileRecord) -> Any:
         return replace(advice, reason=self.text(advice.reason) or "")
+
+    def note(self, note: Note) -> Note:
+        return replace(
+            note, subject=self.text(note.subject) or "", detail=self.text(note.detail) or ""
+        )
+
+    def frame(self, frame: FrameRecord) -> FrameRecord:
+        return replace(frame, file=self.path(frame.file) or "")
+
+    def capture(self, capture: Capture) -> Capture:
+        return replace(
+            capture,
+            graphs=tuple(self.graph(g) for g in capture.graphs),
+            sites=tuple(self.site(s) for s in capture.sites),
+            recompiles=tuple(self.recompile(r) for r in capture.recompiles),
+            frames=tuple(self.frame(f) for f in capture.frames),
+            notes=tuple(self.note(n) for n in capture.notes),
+        )
 
     def workload(self, info: WorkloadInfo) -> WorkloadInfo:
         where, sep, factory = info.target.rpartition(":")
@@ -142,18 +165,38 @@ def redact(report: Report) -> Report:
         what_ifs=tuple(r.what_if(w) for w in report.what_ifs),
         actions=tuple(r.action(a) for a in report.actions),
         recompiles=tuple(r.recompile(a) for a in report.recompiles),
-        warnings=tuple(r.text(w) or "" for w in report.warnings),
+        warnings=tuple(r.note(n) for n in report.warnings),
         redacted=True,
+    )
+
+
+def redact_measurements(measurements: Measurements) -> Measurements:
+    """The measurements without source text or absolute paths, as `redact` does for a report."""
+    m = measurements
+    r = Redactor(_folder_of([s.where.file for s in m.capture.sites], m.capture.graphs, m.workload))
+    return replace(
+        m,
+        workload=r.workload(m.workload),
+        modes=tuple(r.mode(mode) for mode in m.modes),
+        capture=r.capture(m.capture),
+        what_ifs=tuple(r.what_if(w) for w in m.what_ifs),
+        notes=tuple(r.note(n) for n in m.notes),
     )
 
 
 def _user_folder(report: Report) -> str | None:
     """The folder the renderers show the user's files relative to (see `render.view`), or
     the target's folder when no break or graph names a file."""
-    files = [s.where.file for s in report.sites] + [g.file for g in report.graphs]
+    return _folder_of([s.where.file for s in report.sites], report.graphs, report.workload)
+
+
+def _folder_of(
+    files: list[str], graphs: tuple[GraphRecord, ...], workload: WorkloadInfo
+) -> str | None:
+    files = files + [g.file for g in graphs]
     folder = common_folder([f for f in files if _is_absolute(f)])
     if not folder:
-        where = report.workload.target.rpartition(":")[0]
+        where = workload.target.rpartition(":")[0]
         folder = os.path.dirname(where) if _is_absolute(where) else None
     # Files spread over the whole disk: relative to the root they would show every folder
     # name (a user name among them), so they are shown by name alone.

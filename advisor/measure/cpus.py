@@ -14,6 +14,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from advisor.measure.environment import cpu_affinity
+
 LOCK_DIR = Path(tempfile.gettempdir()) / "advisor-cpu-locks"
 
 
@@ -58,3 +60,40 @@ def _try_lock(cpu: int) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+@contextlib.contextmanager
+def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
+    """Run with `threads` torch intra-op threads and, where the platform allows, the process
+    pinned to that many CPUs; both restored on exit. Yields the CPUs the process may run on.
+
+    Pinning keeps the scheduler from moving the threads between cores mid-measurement (cold
+    caches, another core's load). The last CPUs no other advisor run holds are taken (the first
+    ones tend to serve more interrupts); when too few are free the process is not pinned."""
+    if threads is None:
+        yield cpu_affinity()
+        return
+    import torch
+
+    previous_threads = torch.get_num_threads()
+    previous_cpus = cpu_affinity()
+    torch.set_num_threads(threads)
+    claim = (
+        claimed(previous_cpus, threads)
+        if len(previous_cpus) > threads
+        else contextlib.nullcontext(None)
+    )
+    try:
+        with claim as free:
+            if free is not None:
+                _set_affinity(free)
+            yield cpu_affinity()
+    finally:
+        torch.set_num_threads(previous_threads)
+        if previous_cpus and cpu_affinity() != previous_cpus:
+            _set_affinity(previous_cpus)
+
+
+def _set_affinity(chosen: tuple[int, ...]) -> None:
+    with contextlib.suppress(AttributeError, OSError):  # not on Linux: nothing to pin
+        os.sched_setaffinity(0, chosen)

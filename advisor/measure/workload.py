@@ -23,9 +23,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from advisor.errors import AdvisorError, first_line
+from advisor.core.errors import AdvisorError, first_line
 
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 _SCENARIO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

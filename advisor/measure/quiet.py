@@ -15,7 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
-from advisor import torch_adapter as ta
+from advisor.measure import torch_adapter as ta
 
 
 @contextlib.contextmanager

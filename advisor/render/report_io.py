@@ -13,13 +13,21 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
-from advisor.errors import AdvisorError
-from advisor.model import Report, report_from_json
+from advisor.core.artifacts import (
+    MEASUREMENTS_FILE,
+    Measurements,
+    measurements_from_json,
+    measurements_to_json,
+)
+from advisor.core.errors import AdvisorError
+from advisor.core.model import Report, report_from_json
 
-REPORT_FILES = ("report.json", "report.md", "report.html", "trace.json")
+RENDERED_FILES = ("report.json", "report.md", "report.html", "trace.json")
+REPORT_FILES = (*RENDERED_FILES, MEASUREMENTS_FILE)
 _TEMP_PREFIX = ".advisor-"
 # Where a file system cannot hard-link (some network and FUSE mounts), fall back to a rename
 # after checking the name is free.
@@ -120,21 +128,39 @@ def _publish(temp: str, path: Path) -> None:
 
 
 def load_report(path: str | Path) -> Report:
-    p = Path(path)
-    if not p.exists():
-        raise AdvisorError(f"report not found: {p}")
-    if p.is_dir():
-        p = p / "report.json"
-        if not p.exists():
-            raise AdvisorError(f"no report.json in {p.parent}")
+    """A report.json, or the one in a report folder; an AdvisorError (one line) otherwise."""
+    return _load(path, "report.json", "report", report_from_json)
+
+
+def load_measurements(path: str | Path) -> Measurements:
+    """A measurements.json, or the one in a run folder; an AdvisorError (one line) otherwise."""
+    return _load(path, MEASUREMENTS_FILE, "measurements", measurements_from_json)
+
+
+T = TypeVar("T")
+
+
+def _load(path: str | Path, name: str, what: str, parse: Callable[[str], T]) -> T:
+    p = _file(path, name, what)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise AdvisorError(f"cannot read {p}: {exc}") from None
     try:
-        return report_from_json(text)
+        return parse(text)
     except ValueError as exc:
         raise AdvisorError(f"{p}: {exc}") from None
+
+
+def _file(path: str | Path, name: str, what: str) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise AdvisorError(f"{what} not found: {p}")
+    if p.is_dir():
+        p = p / name
+        if not p.exists():
+            raise AdvisorError(f"no {name} in {p.parent}")
+    return p
 
 
 def render_files(report: Report) -> dict[str, str]:
@@ -153,7 +179,11 @@ def render_files(report: Report) -> dict[str, str]:
     return files
 
 
-def save_report(report: Report, out_dir: Path) -> Path:
-    """Write a report folder; an existing file there is an error, never overwritten."""
-    write_files(out_dir, render_files(report))
+def save_report(report: Report, out_dir: Path, measurements: Measurements | None = None) -> Path:
+    """Write a report folder (with measurements.json when the measurements are given); an
+    existing file there is an error, never overwritten."""
+    files = render_files(report)
+    if measurements is not None:
+        files[MEASUREMENTS_FILE] = measurements_to_json(measurements)
+    write_files(out_dir, files)
     return out_dir

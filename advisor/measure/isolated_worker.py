@@ -1,6 +1,6 @@
-"""One isolated measurement: `python -m advisor.isolated_worker TASK RESULT FAULTS`.
+"""One isolated measurement: `python -m advisor.measure.isolated_worker TASK RESULT FAULTS`.
 
-Started by `advisor.isolate` in a process group of its own. It builds the workload, measures
+Started by `advisor.measure.isolate` in a process group of its own. It builds the workload, measures
 the one thing the task names (a mode, or a what-if), and writes a `TaskResult`. Bad input is a
 result with `error` (one line); anything else ends the process, and the parent reports how.
 faulthandler writes the Python stack to FAULTS on a fatal signal, and on SIGUSR1 (sent when the
@@ -9,6 +9,7 @@ task ran out of time), so the parent can say where the process was.
 
 from __future__ import annotations
 
+import dataclasses
 import faulthandler
 import json
 import os
@@ -17,14 +18,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from advisor import harness, pipeline
-from advisor.capture import CaptureSession
-from advisor.errors import AdvisorError
-from advisor.isolate import Task, TaskResult, result_to_json, task_from_json
-from advisor.model import ModeResult
-from advisor.quiet import muted_dynamo_warnings
-from advisor.whatif import measure_guard_skip, measure_knob
-from advisor.workload import Workload, load_target
+from advisor.core.errors import AdvisorError
+from advisor.core.model import ModeResult, Note
+from advisor.measure import environment, harness
+from advisor.measure.capture import CaptureSession
+from advisor.measure.cpus import pinned
+from advisor.measure.isolate import Task, TaskResult, result_to_json, task_from_json
+from advisor.measure.quiet import muted_dynamo_warnings
+from advisor.measure.stages import measure_what_if, warm_default_stage
+from advisor.measure.workload import Workload, load_target
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,11 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def measure_task(task: Task) -> TaskResult:
-    # One thread setting for the whole task, as `pipeline.measure` holds it in-process: Dynamo
-    # guards on the thread count, so a profile or what-if run after the harness restored it
-    # would recompile every frame.
-    with harness.pinned(task.settings.threads):
-        return _measure_task(task)
+    # One thread setting for the whole task, as the in-process run holds it: Dynamo guards on
+    # the thread count, so a profile or what-if run after the harness restored it would
+    # recompile every frame. The environment is read once pinned, before measuring.
+    with pinned(task.settings.threads):
+        env = environment.describe(task.device)
+        result = _measure_task(task)
+    return dataclasses.replace(result, environment=env)
 
 
 def _measure_task(task: Task) -> TaskResult:
@@ -63,49 +67,39 @@ def _measure_task(task: Task) -> TaskResult:
     if task.kind not in ("eager", "fullgraph"):
         raise AdvisorError(f"unknown isolated task '{task.kind}'")
     compiled = () if task.kind == "eager" else (task.kind,)
-    run = harness.measure(workload, task.settings, task.device, modes=compiled, timed=(task.kind,))
-    return TaskResult(workload.name, _result(run, task.kind), warnings=tuple(run.warnings))
+    options = harness.HarnessOptions(modes=("eager", *compiled), timed=(task.kind,))
+    run = harness.measure(workload, task.settings, task.device, options=options)
+    return TaskResult(workload.name, _result(run, task.kind), notes=tuple(run.notes))
 
 
 def _default(task: Task, workload: Workload) -> TaskResult:
-    """The default mode with its capture and profile, as `pipeline.measure` takes them."""
+    """The default mode with its capture, then the warm stage, as the in-process run takes
+    them (`advisor.measure.stages`)."""
     session = CaptureSession()
-    run = harness.measure(
-        workload,
-        task.settings,
-        task.device,
-        modes=("default",),
-        observers={"default": lambda: session},
-        timed=("default",),
+    options = harness.HarnessOptions(
+        modes=("eager", "default"), timed=("default",), observers={"default": lambda: session}
     )
+    run = harness.measure(workload, task.settings, task.device, options=options)
     capture = session.result()
-    warnings = [*run.warnings, *capture.warnings]
+    notes = [*run.notes, *capture.notes]
     trace = guards = None
     if "default" in run.calls:
-        trace = pipeline.profile_default(run.calls["default"], task.settings, task.device, warnings)
-        if task.settings.what_if:
-            guards = measure_guard_skip(
-                run.calls["default"], run.reference_output, task.settings, task.device
-            )
+        warm = warm_default_stage(
+            run.calls["default"], run.reference_output, task.settings, task.device, notes
+        )
+        trace, guards = warm.trace, warm.guards
     mode = _result(run, "default")
-    return TaskResult(workload.name, mode, capture, trace, guards, warnings=tuple(warnings))
+    return TaskResult(workload.name, mode, capture, trace, guards, notes=tuple(notes))
 
 
 def _what_if(task: Task, workload: Workload) -> TaskResult:
-    if task.knob is None:
+    plan = task.plan
+    if plan is None:
         raise AdvisorError("a what-if task names no knob")
-    warnings: list[str] = []
-    reference = harness.eager_reference(workload, warnings)
-    what_if = measure_knob(
-        workload,
-        task.knob,
-        list(task.targets),
-        reference,
-        task.settings,
-        task.device,
-        baseline_sites=task.sites,
-    )
-    return TaskResult(workload.name, what_if=what_if, warnings=tuple(warnings))
+    notes: list[Note] = []
+    reference = harness.eager_reference(workload, notes)
+    what_if = measure_what_if(workload, plan, reference, task.settings, task.device, task.sites)
+    return TaskResult(workload.name, what_if=what_if, notes=tuple(notes))
 
 
 def _result(run: harness.HarnessRun, mode: str) -> ModeResult:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from advisor.model import Environment
+from advisor.core.model import Environment
 
 
 def cpu_name() -> str:
@@ -35,6 +35,11 @@ def describe(device: str) -> Environment:
         cpu_affinity=cpu_affinity(),
         cpu_count=os.cpu_count() or 0,
     )
+
+
+def unknown() -> Environment:
+    """The environment of a run interrupted before it could be read."""
+    return Environment(torch="", python=platform.python_version(), device_name="")
 
 
 def load_average() -> tuple[float, ...]:

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from advisor.model import LatencyStats
+from advisor.core.model import LatencyStats
 
 # Timed samples are split into this many consecutive epochs to see drift within a run: four
 # chunks keep at least five samples each at the default 20 rounds, and the range of four values
-# is about two standard deviations of them (see `advisor.compare`).
+# is about two standard deviations of them (see `advisor.gate.compare`).
 EPOCHS = 4
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from advisor import stats
-from advisor.model import BreakSite, LatencyStats, Report, WorkloadInfo
-from advisor.paths import common_folder, display_path
+from advisor.core import stats
+from advisor.core.model import BreakSite, LatencyStats, Note, Report, WorkloadInfo
+from advisor.core.paths import common_folder, display_path
 
 COMPARE_SCHEMA_VERSION = 1
 
@@ -64,7 +64,7 @@ class Comparison:
     after: WorkloadInfo
     modes: tuple[ModeDelta, ...]
     breaks: tuple[BreakDelta, ...]
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Note, ...] = ()
     alpha: float = 0.05
     min_effect: float = 0.05
     schema_version: int = COMPARE_SCHEMA_VERSION
@@ -83,14 +83,14 @@ def compare_reports(
     before: Report, after: Report, alpha: float = 0.05, min_effect: float = 0.05, seed: int = 0
 ) -> Comparison:
     rule = Rule(alpha, min_effect, seed)
-    warnings: list[str] = []
+    warnings: list[Note] = []
     for label, b, a in (
         ("torch", before.environment.torch, after.environment.torch),
         ("device", before.environment.device_name, after.environment.device_name),
         ("threads", before.environment.cpu_threads, after.environment.cpu_threads),
     ):
         if b != a:
-            warnings.append(f"{label} differs ({b} vs {a}): the comparison measures that too")
+            warnings.append(Note("environment_differs", label, detail=f"{b} vs {a}"))
     warnings += _busy_warnings(before, after)
     modes = []
     for name in ("eager", "default", "fullgraph"):
@@ -102,7 +102,7 @@ def compare_reports(
         warnings += _noise_warnings(name, ("before", lb), ("after", la))
     small = [d.mode for d in modes if 0 < min(d.before_n, d.after_n) < 8]
     if small:
-        warnings.append(f"few samples for {', '.join(small)}: significance tests are weak below 8")
+        warnings.append(Note("few_samples", ", ".join(small), values={"below": 8}))
     return Comparison(
         before.workload,
         after.workload,
@@ -123,7 +123,7 @@ def between_run_noise(before: LatencyStats, after: LatencyStats) -> float | None
     return math.hypot(db, da)
 
 
-def _busy_warnings(before: Report, after: Report) -> list[str]:
+def _busy_warnings(before: Report, after: Report) -> list[Note]:
     """A run that began on a busy machine: its speed can shift from one run to the next by more
     than any drift inside it shows (measured: A/A pairs 4x apart, reports/benchmarks/
     compare_noise/default-threads), so say so beside the verdicts."""
@@ -131,30 +131,24 @@ def _busy_warnings(before: Report, after: Report) -> list[str]:
     for label, report in (("before", before), ("after", after)):
         env = report.environment
         if env.load_average and env.cpu_count and env.load_average[0] > env.cpu_count:
-            out.append(
-                f"the {label} run began on a busy machine (load average "
-                f"{env.load_average[0]:.2f} on {env.cpu_count} CPUs): run-to-run shifts can "
-                "exceed the noise it shows; measure both on a quiet machine"
-            )
+            values = {"load": env.load_average[0], "cpus": env.cpu_count}
+            out.append(Note("busy_run", label, values=values))
     return out
 
 
-def _noise_warnings(name: str, *runs: tuple[str, LatencyStats | None]) -> list[str]:
+def _noise_warnings(name: str, *runs: tuple[str, LatencyStats | None]) -> list[Note]:
+    """Per mode and run (`detail`: "before" or "after"): a median that missed its interval
+    target, or too few samples to estimate the between-run noise."""
     out = []
     for label, lat in runs:
         if lat is None:
             continue
         if lat.target_met is False:
-            out.append(
-                f"{name}: the {label} run's median missed its interval target (±"
-                f"{(lat.relative_ci or 0) * 100:.1f}%): its change is uncertain"
-            )
+            ci = {"relative_ci": lat.relative_ci or 0.0}
+            out.append(Note("interval_missed", name, values=ci, detail=label))
         if lat.samples_ms and stats.drift(lat.samples_ms) is None:
-            out.append(
-                f"{name}: the {label} run has {lat.n} samples, too few for a between-run noise "
-                f"estimate ({stats.EPOCHS} epochs): only the statistics and the minimum effect "
-                "apply"
-            )
+            values = {"n": lat.n, "epochs": stats.EPOCHS}
+            out.append(Note("too_few_for_drift", name, values=values, detail=label))
     return out
 
 

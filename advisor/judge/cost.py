@@ -44,9 +44,9 @@ import math
 import statistics
 from dataclasses import dataclass, replace
 
-from advisor.attribute import AttributionResult, SiteSummary
-from advisor.model import CostParts, CostTerms, Savings
-from advisor.rootcause import RootCause
+from advisor.core.model import CostParts, CostTerms, Savings
+from advisor.judge.attribute import AttributionResult, SiteSummary
+from advisor.judge.rootcause import RootCause
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from advisor.model import BreakSite
-from advisor.paths import is_installed
+from advisor.core.model import BreakSite
+from advisor.core.paths import is_installed
 
 FIXES = ("isolate", "rewrite", "delete")
 

@@ -1,0 +1,62 @@
+"""Judge saved measurements: attribute the profile, find the root causes, cost them, decide,
+rank the actions. Torch-free: a run measured on one machine is judged on another, and a rule
+change is tried on old measurements without measuring again (`advisor judge`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from advisor.core.artifacts import Capture, Measurements
+from advisor.core.errors import first_line
+from advisor.core.model import Note, Report, Settings
+from advisor.judge.advise import advise, recompile_advice
+from advisor.judge.attribute import attribute
+
+
+def judge(measurements: Measurements, settings: Settings | None = None) -> Report:
+    """The report of `measurements`. `settings` replaces the measurement's settings (only the
+    judging ones, such as `ignore_share`, change the verdicts; the rest describe the run)."""
+    settings = settings or measurements.settings
+    m = measurements
+    report = Report(
+        workload=m.workload,
+        environment=m.environment,
+        settings=settings,
+        modes=m.modes,
+        graphs=m.capture.graphs,
+        sites=m.capture.sites,
+        what_ifs=m.what_ifs,
+        recompiles=recompile_advice(m.capture.recompiles),
+        incomplete=m.incomplete,
+        created_at=m.created_at,
+        wall_s=m.wall_s,
+    )
+    notes = list(m.notes)
+    default = m.mode("default")
+    if m.trace is not None and default is not None and default.latency is not None:
+        att = attribute(m.trace, m.capture, default.latency.median_ms)
+        modes = {mode.mode: mode for mode in m.modes}
+        advice = advise(att, m.capture, modes, m.what_ifs, settings.ignore_share)
+        notes += [*att.notes, *advice.notes]
+        report = replace(
+            report,
+            breaks=advice.breaks,
+            ledger=advice.ledger,
+            actions=advice.actions,
+            attribution=att.attribution,
+            recompiles=advice.recompiles,
+        )
+    return replace(report, warnings=tuple(notes))
+
+
+def judge_partial(measurements: Measurements, settings: Settings | None = None) -> Report:
+    """The report of an interrupted run. Judging half a measurement can trip over what is
+    missing; then the modes measured so far are reported alone, with why."""
+    try:
+        return judge(measurements, settings)
+    except Exception as exc:
+        note = Note("partial_analysis_failed", detail=first_line(exc))
+        bare = replace(
+            measurements, capture=Capture(), trace=None, notes=(*measurements.notes, note)
+        )
+        return judge(bare, settings)

@@ -1,0 +1,111 @@
+"""The sentences of notes (`advisor.core.model.Note`): what the stages noticed, worded here.
+
+A note of a kind this version does not know (a newer writer's) is shown by its kind and
+fields, never dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from advisor.core.model import Note
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def _int(note: Note, key: str) -> int:
+    return int(note.values.get(key, 0))
+
+
+def _num(note: Note, key: str) -> float:
+    return float(note.values.get(key, 0.0))
+
+
+_TEXT: dict[str, Callable[[Note], str]] = {
+    # harness and timing
+    "eager_not_reproducible": lambda n: (
+        "eager gives a different output on each call (the workload updates state, e.g. a "
+        "training step, or draws random numbers): compiled outputs were not compared with eager"
+    ),
+    "failed_in_warmup": lambda n: f"{n.subject}: failed during warm-up ({n.detail}); not timed",
+    "failed_while_timed": lambda n: (
+        f"{n.subject}: failed while being timed ({n.detail}); not timed"
+    ),
+    "budget_short": lambda n: (
+        f"the time budget of {_num(n, 'budget_s'):g} s allowed {_int(n, 'rounds')} of "
+        f"{_int(n, 'repeats')} rounds; a larger budget gives more samples"
+    ),
+    "target_missed": lambda n: (
+        f"{n.subject}: the 95% interval of the median is ±{_pct(_num(n, 'relative_ci'))} after "
+        f"{_int(n, 'blocks')} blocks, short of the ±{_num(n, 'target_ci') * 100:g}% target "
+        f"(time budget {_num(n, 'budget_s'):g} s); its numbers are uncertain: give it a larger "
+        "budget or measure on a quieter machine"
+    ),
+    # capture
+    "break_unparsed": lambda n: f"{n.subject}: could not parse a graph-break message",
+    "no_compilation_metrics": lambda n: (
+        "no compilation_metrics in the structured trace; frame data incomplete"
+    ),
+    "no_compile_recorded": lambda n: (
+        "the structured trace recorded no compile (was the function already compiled, or does "
+        "this torch release not emit it?)"
+    ),
+    "break_without_type": lambda n: f"{n.subject}: break at {n.detail} has no gb_type",
+    "compile_without_metrics": lambda n: (
+        f"{n.subject}: compile started but no metrics were recorded"
+    ),
+    "capture_unreadable": lambda n: f"the interrupted capture could not be read: {n.detail}",
+    # profile and attribution
+    "probe_failed": lambda n: f"the break probe failed to compile: {n.detail}",
+    "profile_records_mismatch": lambda n: (
+        f"expected {_int(n, 'expected')} call records in a profiler session, found "
+        f"{_int(n, 'found')}"
+    ),
+    "profile_fallback": lambda n: (
+        f"{_int(n, 'calls')} of {_int(n, 'of')} profiled calls had more corrected work than the "
+        "unprofiled call time; their segments were scaled alike (shares less reliable)"
+    ),
+    "unknown_regions": lambda n: (
+        f"regions in the profile that the capture did not see: {n.subject}"
+    ),
+    "no_graph_call_markers": lambda n: (
+        "no graph-call markers in the profile: region overhead not measured; break costs count "
+        "only the eager gaps"
+    ),
+    "partial_analysis_failed": lambda n: f"analysis of the partial run failed: {n.detail}",
+    # compare
+    "environment_differs": lambda n: (
+        f"{n.subject} differs ({n.detail}): the comparison measures that too"
+    ),
+    "busy_run": lambda n: (
+        f"the {n.subject} run began on a busy machine (load average {_num(n, 'load'):.2f} on "
+        f"{_int(n, 'cpus')} CPUs): run-to-run shifts can exceed the noise it shows; measure both "
+        "on a quiet machine"
+    ),
+    "interval_missed": lambda n: (
+        f"{n.subject}: the {n.detail} run's median missed its interval target "
+        f"(±{_pct(_num(n, 'relative_ci'))}): its change is uncertain"
+    ),
+    "too_few_for_drift": lambda n: (
+        f"{n.subject}: the {n.detail} run has {_int(n, 'n')} samples, too few for a between-run "
+        f"noise estimate ({_int(n, 'epochs')} epochs): only the statistics and the minimum "
+        "effect apply"
+    ),
+    "few_samples": lambda n: (
+        f"few samples for {n.subject}: significance tests are weak below {_int(n, 'below')}"
+    ),
+}
+
+
+def note_text(note: Note) -> str:
+    """The sentence for a note."""
+    words = _TEXT.get(note.kind)
+    if words is not None:
+        return words(note)
+    fields = [note.subject, *(f"{k}={v:g}" for k, v in note.values.items()), note.detail]
+    return f"{note.kind}: " + "; ".join(f for f in fields if f)
+
+
+def known_kinds() -> frozenset[str]:
+    return frozenset(_TEXT)

@@ -1,0 +1,59 @@
+"""A run, end to end: measure (in this process, or each mode in a process of its own), then
+judge. Used by `advisor run`, `advisor check` and `advisor.analyse`; it writes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from advisor.core.artifacts import Measurements
+from advisor.core.model import Report
+from advisor.judge import judge, judge_partial
+from advisor.measure import harness, torch_adapter
+from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, measure_workload
+from advisor.measure.workload import Workload, load_target
+
+
+@dataclass(frozen=True)
+class RunResult:
+    report: Report
+    measurements: Measurements
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; `result` holds the report of what was measured until then
+    (`incomplete`) and those measurements."""
+
+    def __init__(self, result: RunResult) -> None:
+        super().__init__("interrupted")
+        self.result = result
+
+
+def run(options: RunOptions, progress: Progress = lambda _msg: None) -> RunResult:
+    """Measure and judge one target. Ctrl-C raises `RunInterrupted` with the partial report."""
+    device = harness.resolve_device(options.device)
+    if options.settings.isolate:
+        from advisor.measure.isolate import measure_isolated
+
+        return _judged(lambda: measure_isolated(options, device, progress))
+    workload = load_target(options.target, device, dict(options.params))
+    try:
+        return run_workload(workload, options, device, progress)
+    finally:
+        torch_adapter.reset_dynamo()  # leave no compiled state behind for the next run
+
+
+def run_workload(
+    workload: Workload, options: RunOptions, device: str, progress: Progress
+) -> RunResult:
+    """Measure and judge a workload built in this process."""
+    return _judged(lambda: measure_workload(workload, options, device, progress))
+
+
+def _judged(measure: Callable[[], Measurements]) -> RunResult:
+    try:
+        measurements = measure()
+    except MeasureInterrupted as stop:
+        partial = stop.measurements
+        raise RunInterrupted(RunResult(judge_partial(partial), partial)) from None
+    return RunResult(judge(measurements), measurements)
