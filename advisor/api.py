@@ -22,7 +22,9 @@ from advisor.core.errors import AdvisorError
 from advisor.core.model import Report, Settings
 from advisor.measure.workload import (
     Workload,
-    _moved_to,  # the same move as for a device-agnostic factory
+    api_target,
+    inputs_device,
+    moved_to,  # the same move as for a device-agnostic factory
 )
 
 Progress = Callable[[str], None]
@@ -90,11 +92,11 @@ def analyse(
 
     settings = _settings(options)
     with restored_globals():
-        resolved = harness.resolve_device(_device(device, fn_or_module, args, kwargs or {}))
+        resolved = harness.resolve_device(inputs_device(device, fn_or_module, args, kwargs or {}))
         workload = _workload(fn_or_module, args, kwargs or {}, name)
         if device != "auto":
-            workload = _moved_to(workload, resolved)
-        run_options = pipeline.RunOptions(_target(fn_or_module), device, settings)
+            workload = moved_to(workload, resolved)
+        run_options = pipeline.RunOptions(api_target(fn_or_module), device, settings)
         try:
             with muted_dynamo_warnings():
                 result = runner.run_workload(workload, run_options, resolved, _progress(progress))
@@ -126,16 +128,6 @@ def _progress(progress: bool | Progress) -> Progress:
     return lambda _message: None
 
 
-def _target(fn: Callable[..., Any]) -> str:
-    """How the report names what was measured (the API has no target string)."""
-    import torch
-
-    named = type(fn) if isinstance(fn, torch.nn.Module) else fn
-    module = getattr(named, "__module__", None) or "?"
-    qualname = getattr(named, "__qualname__", None) or type(named).__name__
-    return f"{module}.{qualname} (Python API)"
-
-
 def _workload(
     fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any], name: str | None
 ) -> Workload:
@@ -143,23 +135,6 @@ def _workload(
         raise AdvisorError(f"analyse() needs a function or nn.Module, got {type(fn).__name__}")
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
     return Workload(fn, tuple(args), dict(kwargs), label)
-
-
-def _device(
-    requested: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
-) -> str:
-    """An explicit device as given; 'auto': where the inputs are, else the CLI's choice."""
-    if requested != "auto":
-        return requested
-    import torch
-
-    tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
-    if isinstance(fn, torch.nn.Module):
-        tensors += list(fn.parameters()) + list(fn.buffers())
-    if not tensors:
-        return "auto"
-    where = tensors[0].device
-    return str(where) if where.type == "cuda" else "cpu"
 
 
 # --- leaving the process as it was ------------------------------------------------------------

@@ -1,19 +1,19 @@
-"""Command line: `advisor run|show|compare|check|scenarios|sweep` (also `python -m advisor`)."""
+"""Command line: `advisor run|judge|show|compare|check|scenarios|sweep` (also
+`python -m advisor`)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from advisor.core import argtypes
+from advisor.core import argtypes, options
 from advisor.core.errors import AdvisorError, first_line, one_line
 from advisor.core.model import Settings
 
@@ -23,130 +23,34 @@ if TYPE_CHECKING:
     from advisor.measure.pipeline import RunOptions
 
 
-def _int_at_least(minimum: int, wording: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be {wording} (got {value})")
-        return value
-
-    return parse
-
-
-_positive_int = _int_at_least(1, "at least 1")
-_non_negative_int = _int_at_least(0, "zero or more")
-
-
-def _param(text: str) -> tuple[str, object]:
-    key, sep, raw = text.partition("=")
-    if not sep or not key.isidentifier():
-        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE with KEY a Python name")
-    try:
-        value: object = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return key, value
-
-
-_REDACT_HELP = "remove source text and absolute paths from every output"
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise AdvisorError(f"{self.prog}: {message}")
 
 
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    """The target and measurement options shared by `run` and `check`."""
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    """The target, its factory's parameters and the measurement options (`run`, `check`)."""
     parser.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
     parser.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        type=_param,
+        type=argtypes.key_value,
         help="keyword argument for the factory (repeatable; VALUE read as JSON when it parses)",
     )
-    parser.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default)")
-    parser.add_argument("--warmup", type=_non_negative_int, default=Settings.warmup)
-    _add_timing_options(parser)
-    parser.add_argument("--profile-calls", type=_positive_int, default=Settings.profile_calls)
-    parser.add_argument(
-        "--no-what-if", action="store_true", help="skip measuring config-knob counterfactuals"
-    )
-    parser.add_argument(
-        "--ignore-share",
-        type=argtypes.positive,
-        default=Settings.ignore_share,
-        help="breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
-    )
+    options.add_options(parser, options.MEASURE_OPTIONS)
 
 
-def _add_timing_options(run: argparse.ArgumentParser) -> None:
-    """How the modes are timed: rounds, the interval target, budget, blocks, threads."""
-    run.add_argument(
-        "--repeats",
-        type=_positive_int,
-        default=Settings.repeats,
-        help="the minimum number of interleaved timing rounds (timed blocks per mode)",
-    )
-    run.add_argument(
-        "--target-ci",
-        type=argtypes.fraction,
-        default=Settings.target_ci,
-        help="after --repeats rounds, keep timing until each median's 95%% interval is within "
-        "this fraction of it (default 0.02 = ±2%%); 0: exactly --repeats rounds",
-    )
-    run.add_argument(
-        "--budget",
-        type=argtypes.positive,
-        default=Settings.budget_s,
-        help="the most seconds of timed rounds, for the modes and for each what-if (a median "
-        "that has not reached --target-ci by then is flagged)",
-    )
-    run.add_argument(
-        "--min-block-ms",
-        type=argtypes.positive,
-        default=Settings.min_block_s * 1e3,
-        help="each timed block of calls lasts at least this long",
-    )
-    run.add_argument(
-        "--threads",
-        type=_positive_int,
-        default=None,
-        help="torch intra-op threads while measuring, the process pinned to that many CPUs",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="advisor",
-        description="Find, cost and fix torch.compile graph breaks.",
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
+def _add_run(sub: Any) -> None:
     run = sub.add_parser("run", help="measure and analyse a workload, write a report folder")
-    _add_run_options(run)
+    _add_target(run)
+    options.add_options(run, options.RUN_OPTIONS)
     run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
     run.add_argument("--quiet", action="store_true", help="no summary on stdout")
-    run.add_argument(
-        "--isolate",
-        action="store_true",
-        help="measure each mode and what-if in its own process (a hang or crash costs one mode)",
-    )
-    run.add_argument(
-        "--timeout",
-        type=argtypes.positive,
-        default=None,
-        metavar="SECONDS",
-        help="with --isolate: seconds each process may take before it is killed",
-    )
-    run.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
+
+def _add_judge(sub: Any) -> None:
     judge = sub.add_parser(
         "judge", help="judge a saved run again from its measurements.json (no torch needed)"
     )
@@ -161,17 +65,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="breaks cheaper than this share of the step get 'ignore' (default: the run's)",
     )
     judge.add_argument("--quiet", action="store_true", help="no summary on stdout")
-    judge.add_argument("--redact", action="store_true", help=_REDACT_HELP)
+    judge.add_argument("--redact", action="store_true", help=options.REDACT_HELP)
 
+
+def _add_show_and_compare(sub: Any) -> None:
     show = sub.add_parser("show", help="re-render a saved report")
     show.add_argument("report", help="report.json or a report folder")
     show.add_argument("--format", choices=("text", "md", "html", "json", "trace"), default="text")
-    show.add_argument("--redact", action="store_true", help=_REDACT_HELP)
-
+    show.add_argument("--redact", action="store_true", help=options.REDACT_HELP)
     compare = sub.add_parser("compare", help="before/after comparison of two reports")
     compare.add_argument("before")
     compare.add_argument("after")
-    compare.add_argument("--out", type=Path, help="folder for compare.md/.json/.html")
+    compare.add_argument("--out", type=Path, help="folder for compare.md and compare.json")
     compare.add_argument(
         "--min-effect",
         type=argtypes.fraction,
@@ -179,17 +84,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="a change smaller than this fraction is never significant (default 0.05 = 5%%)",
     )
 
-    sub.add_parser("scenarios", help="list the built-in scenarios")
 
+def build_parser() -> argparse.ArgumentParser:
     from advisor.check_cli import add_check_options
-
-    check = sub.add_parser("check", help="CI gate: fail when breaks cost more than a baseline")
-    _add_run_options(check)
-    add_check_options(check)
-
     from advisor.sweep.cli import add_sweep_parser
 
-    add_sweep_parser(sub, _positive_int, argtypes.positive)
+    parser = _Parser(prog="advisor", description="Find, cost and fix torch.compile graph breaks.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_run(sub)
+    _add_judge(sub)
+    _add_show_and_compare(sub)
+    sub.add_parser("scenarios", help="list the built-in scenarios")
+    check = sub.add_parser("check", help="CI gate: fail when breaks cost more than a baseline")
+    _add_target(check)
+    add_check_options(check)
+    add_sweep_parser(sub)
     return parser
 
 
@@ -255,19 +165,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return Settings(
-        warmup=args.warmup,
-        repeats=args.repeats,
-        budget_s=args.budget,
-        min_block_s=args.min_block_ms / 1e3,
-        threads=args.threads,
-        profile_calls=args.profile_calls,
-        what_if=not args.no_what_if,
-        ignore_share=args.ignore_share,
-        isolate=getattr(args, "isolate", False),
-        timeout_s=getattr(args, "timeout", None),
-        target_ci=args.target_ci,
-    )
+    return options.settings_from(vars(args))
 
 
 RUN_DIR = Path("reports")  # where `advisor run` makes a report folder without --out

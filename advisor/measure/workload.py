@@ -90,7 +90,7 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
     base = Path(module.__file__).stem if module.__file__ else module.__name__.rsplit(".", 1)[-1]
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
     workload = coerce_workload(produced, default_name, f"{label}:{factory_name}")
-    return workload if takes_device else _moved_to(workload, device)
+    return workload if takes_device else moved_to(workload, device)
 
 
 def find_factory(target: str) -> tuple[ModuleType, Callable[..., Any], str, str]:
@@ -146,7 +146,7 @@ def _accepts_one_argument(factory: Callable[..., Any]) -> bool:
     return bool(positional)
 
 
-def _moved_to(workload: Workload, device: str) -> Workload:
+def moved_to(workload: Workload, device: str) -> Workload:
     """A device-agnostic factory's workload, moved to `device` (a no-op where it already is)."""
     import torch
 
@@ -170,6 +170,35 @@ def _moved_to(workload: Workload, device: str) -> Workload:
         args=tuple(move(a) for a in workload.args),
         kwargs={k: move(v) for k, v in workload.kwargs.items()},
     )
+
+
+def api_target(fn: Callable[..., Any]) -> str:
+    """How a report names a function or module given to the Python API (no target string):
+    for a module, its class, not the instance."""
+    import torch
+
+    named = type(fn) if isinstance(fn, torch.nn.Module) else fn
+    module = getattr(named, "__module__", None) or "?"
+    qualname = getattr(named, "__qualname__", None) or type(named).__name__
+    return f"{module}.{qualname} (Python API)"
+
+
+def inputs_device(
+    requested: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> str:
+    """An explicit device as given; 'auto': where the inputs are (the first tensor among the
+    args, kwargs and the module's parameters), else 'auto' for the CLI's choice."""
+    if requested != "auto":
+        return requested
+    import torch
+
+    tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+    if isinstance(fn, torch.nn.Module):
+        tensors += list(fn.parameters()) + list(fn.buffers())
+    if not tensors:
+        return "auto"
+    where = tensors[0].device
+    return str(where) if where.type == "cuda" else "cpu"
 
 
 def coerce_workload(produced: Any, default_name: str, label: str) -> Workload:

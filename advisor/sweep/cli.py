@@ -5,18 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from advisor.core import argtypes
 from advisor.core.errors import AdvisorError
 
 ZOO_FILES = ("sweep.json", "sweep.md", "sweep.html")
 
 
-def add_sweep_parser(
-    sub: Any, positive_int: Callable[[str], int], positive_float: Callable[[str], float]
-) -> None:
+def add_sweep_parser(sub: Any) -> None:
     """Add the `sweep` subcommand to the CLI's subparsers."""
     sweep = sub.add_parser(
         "sweep", help="run many targets (one process each) and write a zoo report"
@@ -26,12 +24,14 @@ def add_sweep_parser(
     sweep.add_argument("--engine", choices=("local", "ray"), default="local")
     sweep.add_argument(
         "--workers",
-        type=positive_int,
+        type=argtypes.int_at_least(1, "at least 1"),
         help="targets at a time (local default 1; ray: at most this many tasks in flight)",
     )
     sweep.add_argument("--ray-address", help="Ray cluster to join (default: a local instance)")
     sweep.add_argument(
-        "--timeout", type=positive_float, help="per-target timeout in seconds (overrides timeout_s)"
+        "--timeout",
+        type=argtypes.positive,
+        help="per-target timeout in seconds (overrides timeout_s)",
     )
     sweep.add_argument(
         "--resume", action="store_true", help="skip targets with a report.json, rerun the rest"

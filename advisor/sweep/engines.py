@@ -8,22 +8,19 @@ on subprocesses here (`concurrent.futures`), or Ray remote tasks on a cluster's 
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from advisor.core.errors import AdvisorError, first_line
+from advisor.core.processes import ProcessOutcome, kill_group, run_process, signal_name
 from advisor.sweep.manifest import TargetSpec
 
-STATUSES = ("ok", "failed", "timeout", "crashed")
 STDERR_FILE = "stderr.txt"
 TAIL_LINES = 12
 
@@ -99,71 +96,26 @@ class Running:
             kill_group(proc)
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    returncode: int | None
-    timed_out: bool = False
-    launch_error: str | None = None
-
-
 def run_job(job: Job, running: Running | None = None) -> TargetResult:
     """Run one target to its end (or its timeout) and describe what happened."""
     out_dir = job.sweep_dir / job.spec.name
     out_dir.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
     with open(out_dir / STDERR_FILE, "wb") as stderr:
-        outcome = _run_process(job.command(job.spec, out_dir), stderr, job, running)
-    wall_s = round(time.monotonic() - started, 3)
-    return describe(job, outcome, wall_s, read_tail(out_dir / STDERR_FILE))
-
-
-def _run_process(
-    command: list[str], stderr: IO[bytes], job: Job, running: Running | None
-) -> _Outcome:
-    try:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+        outcome = run_process(
+            job.command(job.spec, out_dir),
+            job.timeout_s,
             stderr=stderr,
             cwd=job.cwd,
-            start_new_session=True,  # its own process group: a timeout kills all it started
+            on_start=running.add if running is not None else None,
+            on_end=running.discard if running is not None else None,
         )
-    except OSError as exc:
-        return _Outcome(None, launch_error=f"cannot start {command[0]}: {exc}")
-    if running is not None:
-        running.add(proc)
-    try:
-        returncode = proc.wait(timeout=job.timeout_s)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        return _Outcome(proc.returncode, timed_out=True)
-    except BaseException:  # interrupted (Ctrl-C, a cancelled Ray task): leave nothing behind
-        kill_group(proc)
-        raise
-    finally:
-        if running is not None:
-            running.discard(proc)
-    return _Outcome(returncode)
+    return describe(job, outcome, read_tail(out_dir / STDERR_FILE))
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the process group of a target started with start_new_session, then reap it.
-
-    Only while the leader is not reaped yet: its pid (the group id) cannot be reused by then.
-    """
-    if proc.returncode is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the group is gone already
-    proc.wait()
-
-
-def describe(job: Job, outcome: _Outcome, wall_s: float, tail: tuple[str, ...]) -> TargetResult:
+def describe(job: Job, outcome: ProcessOutcome, tail: tuple[str, ...]) -> TargetResult:
     spec = job.spec
     report = job.sweep_dir / spec.name / "report.json"
+    wall_s = outcome.wall_s
     base = TargetResult(spec.name, spec.target, spec.params, "failed", wall_s, stderr_tail=tail)
     code = outcome.returncode
     if outcome.launch_error:
@@ -176,7 +128,7 @@ def describe(job: Job, outcome: _Outcome, wall_s: float, tail: tuple[str, ...]) 
             error=f"timed out after {job.timeout_s:g} s (process group killed)",
         )
     if code is not None and code < 0:
-        name = _signal_name(-code)
+        name = signal_name(-code)
         last = f": {tail[-1]}" if tail else ""
         return replace(base, status="crashed", signal=name, error=f"killed by {name}{last}")
     if code == 0 and report.is_file():
@@ -184,13 +136,6 @@ def describe(job: Job, outcome: _Outcome, wall_s: float, tail: tuple[str, ...]) 
     if code == 0:
         return replace(base, exit_code=0, error="exited 0 but wrote no report.json")
     return replace(base, exit_code=code, error=error_line(tail) or f"exit code {code}")
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def error_line(tail: Iterable[str]) -> str | None:

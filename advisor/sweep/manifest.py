@@ -16,13 +16,12 @@ params = { model = "mixtral" }         # -> --param model="mixtral"
 options = { repeats = 5, no_what_if = true }   # booleans are flags
 ```
 Every problem is one `ManifestError` line naming the file, the line (where it can be found)
-and the key. Options are checked against `advisor run`'s own parser, so a new run option is
-accepted here without a change.
+and the key. Options are checked against the run options' one definition
+(`advisor.core.options`), so a new run option is accepted here without a change.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from advisor.core.errors import AdvisorError
+from advisor.core.options import MEASURE_OPTIONS, RUN_OPTIONS, Option, by_dest
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,8 +43,6 @@ DEFAULT_TIMEOUT_S = 3600.0
 RESERVED_NAMES = frozenset(
     {"index.json", "index.json.tmp", "sweep.json", "sweep.md", "sweep.html", "compare.md"}
 )
-# `advisor run` options a manifest may not set: the sweep sets them itself.
-_NOT_SETTABLE = frozenset({"help", "out", "quiet", "param", "debug"})
 _TOP_KEYS = ("sweep", "defaults", "targets")
 _SWEEP_KEYS = ("name", "timeout_s")
 _TARGET_KEYS = ("name", "target", "params", "options")
@@ -103,14 +101,10 @@ def parse_manifest(text: str, path: Path) -> Manifest:
     return _Validator(text, path).manifest(data)
 
 
-def run_option_actions() -> dict[str, argparse.Action]:
-    """`advisor run`'s options that a manifest may set, by dest (`min_block_ms`, ...)."""
-    from advisor.cli import build_parser
-
-    parser = build_parser()
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    run = subparsers.choices["run"]
-    return {a.dest: a for a in run._actions if a.option_strings and a.dest not in _NOT_SETTABLE}
+def settable_options() -> dict[str, Option]:
+    """The `advisor run` options a manifest may set, by their name with '_' (`min_block_ms`);
+    the sweep sets `--out`, `--quiet` and `--param` itself."""
+    return by_dest((*MEASURE_OPTIONS, *RUN_OPTIONS))
 
 
 class _Validator:
@@ -119,7 +113,7 @@ class _Validator:
     def __init__(self, text: str, path: Path) -> None:
         self.text = text
         self.path = path
-        self.actions = run_option_actions()
+        self.options = settable_options()
 
     def fail(
         self, section: str, index: int | None, keys: tuple[str, ...], message: str
@@ -234,19 +228,19 @@ class _Validator:
     ) -> tuple[str, ...]:
         args: list[str] = []
         for key, value in options.items():
-            action = self.actions.get(key)
-            if action is None:
-                known = ", ".join(sorted(self.actions))
+            option = self.options.get(key)
+            if option is None:
+                known = ", ".join(sorted(self.options))
                 self.fail(
                     section,
                     index,
                     (key, *parents),
                     f"{label}: unknown option '{key}' (known: {known})",
                 )
-            problem = option_problem(action, value)
+            problem = option.problem(value)
             if problem:
                 self.fail(section, index, (key, *parents), f"{label}: option '{key}' {problem}")
-            args += option_to_args(action, value)
+            args += option.to_args(value)
         return tuple(args)
 
     def unique_names(self, specs: tuple[TargetSpec, ...]) -> None:
@@ -265,30 +259,6 @@ class _Validator:
         if not path.is_absolute():
             path = self.path.parent / path
         return f"{path}{sep}{factory}"
-
-
-def option_problem(action: argparse.Action, value: Any) -> str | None:
-    """Why `value` cannot be given to this `advisor run` option, or None."""
-    if action.nargs == 0:  # a flag
-        return None if isinstance(value, bool) else "is a flag: write true or false"
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        return "must be a string or a number"
-    text = str(value)
-    if callable(action.type):
-        try:
-            action.type(text)
-        except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
-            return f"is invalid: {exc}"
-    if action.choices is not None and text not in action.choices:
-        return f"must be one of {', '.join(map(str, action.choices))}"
-    return None
-
-
-def option_to_args(action: argparse.Action, value: Any) -> list[str]:
-    flag = next(s for s in action.option_strings if s.startswith("--"))
-    if action.nargs == 0:
-        return [flag] if value else []
-    return [flag, str(value)]
 
 
 def find_line(text: str, section: str, index: int | None, keys: tuple[str, ...]) -> int | None:

@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import sysconfig
 import time
@@ -33,6 +32,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from advisor.core.processes import run_process
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -248,35 +249,27 @@ def run_isolated(
     """Survey one model in a child process; a crash, a hang or an error becomes a record."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    log = log_dir / f"{name}.log"
-    start = time.perf_counter()
-    with log.open("w") as err:
-        try:
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "benchmarks.zoo.survey",
-                    "--one",
-                    name,
-                    "--threads",
-                    str(threads),
-                ],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                text=True,
-                timeout=timeout_s,
-            )
-        except subprocess.TimeoutExpired:
-            return {"model": name, "error": f"timeout after {timeout_s:.0f} s"}
-    elapsed = round(time.perf_counter() - start, 1)
-    for line in proc.stdout.splitlines():
+    log, out = log_dir / f"{name}.log", log_dir / f"{name}.out"
+    command = [sys.executable, "-m", "benchmarks.zoo.survey", "--one", name]
+    command += [] if inductor else ["--no-inductor"]
+    with log.open("wb") as err, out.open("wb") as stdout:
+        outcome = run_process(
+            [*command, "--threads", str(threads)],
+            timeout_s,
+            stdout=stdout,
+            stderr=err,
+            cwd=ROOT,
+            env=env,
+        )
+    if outcome.timed_out:
+        return {"model": name, "error": f"timeout after {timeout_s:.0f} s"}
+    elapsed = round(outcome.wall_s, 1)
+    for line in out.read_text(errors="replace").splitlines():
         if line.startswith(_RESULT):
             return {**json.loads(line[len(_RESULT) :]), "survey_s": elapsed}
     tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
-    return {"model": name, "error": f"exit {proc.returncode}: {tail[0][:300]}", "survey_s": elapsed}
+    code = outcome.returncode
+    return {"model": name, "error": f"exit {code}: {tail[0][:300]}", "survey_s": elapsed}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,267 @@
+"""The layout shows the pipeline: which package may import which, read from the source (every
+import, including those inside functions), and what runs without torch.
+
+    core  <-  measure (torch)
+    core  <-  judge  <-  gate  <-  render  <-  sweep  <-  entry points (cli, api, runner, ...)
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from advisor.core.artifacts import Capture, Measurements, ProfileTrace, measurements_to_json
+from advisor.core.model import (
+    Environment,
+    LatencyStats,
+    ModeResult,
+    Settings,
+    WorkloadInfo,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "advisor"
+DATA = ROOT / "tests" / "data"
+
+# What each stage's package may import (besides itself); the top-level modules are the entry
+# points (cli, api, testing, runner) and may import anything.
+ALLOWED = {
+    "core": {"core"},
+    "measure": {"core", "measure"},
+    "judge": {"core", "judge"},
+    "gate": {"core", "judge", "gate"},
+    "render": {"core", "judge", "gate", "render"},
+    "sweep": {"core", "judge", "render", "gate", "sweep"},
+}
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    return {module_name(p, root): p for p in (root / "advisor").rglob("*.py")}
+
+
+def imports(path: Path, known: dict[str, Path], root: Path = ROOT) -> set[str]:
+    """Every module and package `path` imports, anywhere in the file (functions included)."""
+    out: set[str] = set()
+    own = module_name(path, root)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            submodules = {f"{base}.{a.name}" for a in node.names} & set(known)
+            out.update(submodules)
+            if len(submodules) < len(node.names):  # names from the package itself
+                out.add(base)
+    return out
+
+
+def graph(root: Path = ROOT) -> dict[str, set[str]]:
+    known = modules(root)
+    return {
+        name: {m for m in imports(path, known, root) if m in known and m != name}
+        for name, path in known.items()
+    }
+
+
+def stage(module: str) -> str | None:
+    """The stage package a module is in; None for the entry points at the top."""
+    parts = module.split(".")
+    return parts[1] if len(parts) >= 2 and parts[1] in ALLOWED else None
+
+
+def torch_importers(root: Path = ROOT) -> list[str]:
+    known = modules(root)
+    return sorted(
+        name
+        for name, path in known.items()
+        if stage(name) != "measure"
+        and any(m == "torch" or m.startswith("torch.") for m in imports(path, known, root))
+    )
+
+
+def arrows_up(root: Path = ROOT) -> list[str]:
+    wrong = []
+    for name, targets in graph(root).items():
+        own = stage(name)
+        if own is None:
+            continue  # an entry point imports what it needs
+        for target in sorted(targets):
+            if target == "advisor":
+                continue
+            if stage(target) is None:
+                wrong.append(f"{name} -> {target} (an entry point)")
+            elif stage(target) not in ALLOWED[own]:
+                wrong.append(f"{name} -> {target}")
+    return wrong
+
+
+def cycles(root: Path = ROOT) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), except a package's
+    __init__ and the module it re-exports."""
+    edges = graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(edges[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return [c for c in found if not _package_and_its_module(c)]
+
+
+def _package_and_its_module(component: list[str]) -> bool:
+    return len(component) == 2 and component[1].startswith(component[0] + ".")
+
+
+def test_only_the_measuring_side_imports_torch() -> None:
+    assert torch_importers() == []
+
+
+def test_no_stage_imports_a_stage_above_it_or_an_entry_point() -> None:
+    assert arrows_up() == []
+
+
+def test_no_import_cycles() -> None:
+    assert cycles() == []
+
+
+def test_the_rules_find_torch_an_arrow_up_and_a_cycle(tmp_path: Path) -> None:
+    """The same checks on a small package made wrong on purpose (so they can fail)."""
+    files = {
+        "advisor/__init__.py": "",
+        "advisor/judge/__init__.py": "",
+        "advisor/judge/rules.py": "import torch\nfrom advisor.measure import harness\n",
+        "advisor/measure/__init__.py": "",
+        "advisor/measure/harness.py": "def f():\n    from advisor.judge import rules\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert torch_importers(tmp_path) == ["advisor.judge.rules"]
+    assert arrows_up(tmp_path) == [
+        "advisor.judge.rules -> advisor.measure.harness",
+        "advisor.measure.harness -> advisor.judge.rules",
+    ]
+    assert cycles(tmp_path) == [["advisor.judge.rules", "advisor.measure.harness"]]
+
+
+def _saved_run(folder: Path) -> Path:
+    """A run folder holding only measurements.json, from the recorded print case."""
+    capture = Capture.from_json((DATA / "print.capture.json").read_text())
+    trace = ProfileTrace.from_json((DATA / "print.trace.json").read_text())
+    samples = (0.104, 0.106, 0.105, 0.107, 0.105)
+    default = ModeResult("default", "ok", 1.0, LatencyStats(0.105, 0.002, 5, samples))
+    eager = ModeResult("eager", "ok", 0.01, LatencyStats(0.2, 0.004, 5, (0.2,) * 5))
+    measurements = Measurements(
+        WorkloadInfo("print_case", "tests/cases/breaks.py:print", "cpu"),
+        Environment("2.13.0+cpu", "3.11", "cpu"),
+        Settings(),
+        (eager, default),
+        capture,
+        trace,
+    )
+    folder.mkdir()
+    (folder / "measurements.json").write_text(measurements_to_json(measurements))
+    return folder
+
+
+def test_advisor_judge_runs_where_torch_cannot_be_imported(tmp_path: Path) -> None:
+    saved = _saved_run(tmp_path / "run")
+    out = tmp_path / "judged"
+    # A finder that refuses torch, as on a machine without it (`sys.modules['torch'] = None`
+    # would also block it, but libraries that look torch up in sys.modules then trip on None).
+    code = (
+        "import sys\n"
+        "class NoTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('no torch on this machine')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "import advisor.core, advisor.judge, advisor.render, advisor.gate, advisor.sweep\n"
+        "from advisor.cli import main\n"
+        f"sys.exit(main(['judge', {str(saved)!r}, '--out', {str(out)!r}, '--quiet']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "torch" not in proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert [b["gb_code"] for b in report["breaks"]] == ["GB0059"]
+    assert report["attribution"]["calls"] and report["ledger"]["step_ms"] == 0.105
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["measurements.json", "report.html", "report.json", "report.md", "trace.json"]
+    )
+    assert not (saved / "report.json").exists()  # the saved run is left as it was
+
+
+def test_judge_with_other_options_and_never_over_a_report(tmp_path: Path) -> None:
+    from advisor.cli import main
+
+    saved = _saved_run(tmp_path / "run")
+    assert main(["judge", str(saved), "--out", str(tmp_path / "a"), "--quiet"]) == 0
+    args = ["judge", str(saved), "--out", str(tmp_path / "b"), "--quiet", "--ignore-share", "0.9"]
+    assert main(args) == 0
+    verdicts = {
+        name: [
+            b["verdict"]
+            for b in json.loads((tmp_path / name / "report.json").read_text())["breaks"]
+        ]
+        for name in ("a", "b")
+    }
+    assert verdicts["b"] == ["ignore"] and verdicts["a"] != verdicts["b"]
+    assert main(["judge", str(saved), "--out", str(tmp_path / "a"), "--quiet"]) == 2
+
+
+def test_the_default_judged_folder_is_new_and_beside_the_run(tmp_path: Path) -> None:
+    from advisor.cli import main
+
+    saved = _saved_run(tmp_path / "run")
+    assert main(["judge", str(saved), "--quiet"]) == 0
+    assert main(["judge", str(saved / "measurements.json"), "--quiet"]) == 0
+    made = sorted(p.name for p in tmp_path.iterdir() if p.name != "run")
+    assert len(made) == 2 and all(name.startswith("print_case-judged-") for name in made)
+
+
+def test_the_judging_side_imports_where_torch_is_blocked() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import advisor.core, advisor.judge, advisor.render, advisor.gate, advisor.sweep\n"
+        "import advisor.cli, advisor.api\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
