@@ -7,14 +7,11 @@ Dynamo's compiled code, which it resets (see `analyse`).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import logging
 import os
 import pathlib
 import sys
-import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from advisor.core.artifacts import Measurements
@@ -88,6 +85,7 @@ def analyse(
     """
     from advisor import runner
     from advisor.measure import harness, pipeline, torch_adapter
+    from advisor.measure.process_state import restored_globals
     from advisor.measure.quiet import muted_dynamo_warnings
 
     settings = _settings(options)
@@ -135,62 +133,3 @@ def _workload(
         raise AdvisorError(f"analyse() needs a function or nn.Module, got {type(fn).__name__}")
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
     return Workload(fn, tuple(args), dict(kwargs), label)
-
-
-# --- leaving the process as it was ------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def restored_globals() -> Iterator[None]:
-    """Put back what a run changes in the process: compile config, logging, warning filters,
-    threads, grad mode and random state."""
-    from advisor.measure import torch_adapter
-
-    config = torch_adapter.compile_config_state()
-    loggers = _logging_state()
-    try:
-        with warnings.catch_warnings(), _torch_state():
-            yield
-    finally:
-        _restore_logging(loggers)
-        torch_adapter.restore_compile_config(config)
-
-
-LoggerState = tuple[logging.Logger, int, list[logging.Handler], bool, bool]
-
-
-def _logging_state() -> list[LoggerState]:
-    """Level, handlers, propagate and disabled of the root logger and every logger that exists
-    now (loggers created during the run, e.g. by a first `import torch`, keep their setup)."""
-    loggers = [logging.getLogger()] + [
-        lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger)
-    ]
-    return [(lg, lg.level, list(lg.handlers), lg.propagate, lg.disabled) for lg in loggers]
-
-
-def _restore_logging(state: list[LoggerState]) -> None:
-    for logger, level, handlers, propagate, disabled in state:
-        logger.setLevel(level)
-        for handler in [h for h in logger.handlers if h not in handlers]:
-            logger.removeHandler(handler)
-        for handler in [h for h in handlers if h not in logger.handlers]:
-            logger.addHandler(handler)
-        logger.propagate, logger.disabled = propagate, disabled
-
-
-@contextlib.contextmanager
-def _torch_state() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    grad = torch.is_grad_enabled()
-    cpu_rng = torch.random.get_rng_state()
-    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-        torch.set_grad_enabled(grad)
-        torch.random.set_rng_state(cpu_rng)
-        if cuda_rng is not None:
-            torch.cuda.set_rng_state_all(cuda_rng)
