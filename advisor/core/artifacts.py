@@ -187,7 +187,9 @@ class Measurements:
 
 
 def measurements_to_json(measurements: Measurements) -> str:
-    return dumps(measurements, indent=None)
+    """Compact (no whitespace, default values left out): the profile's event trees are most
+    of it."""
+    return dumps(measurements, indent=None, compact=True)
 
 
 def measurements_from_json(text: str) -> Measurements:

@@ -17,15 +17,30 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def to_jsonable(value: Any) -> Any:
-    """Dataclasses become dicts (field order kept), tuples become lists."""
+def to_jsonable(value: Any, compact: bool = False) -> Any:
+    """Dataclasses become dicts (field order kept), tuples become lists. `compact` leaves out
+    fields that hold their default (the reader puts the default back), for large records."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: to_jsonable(getattr(value, f.name), compact)
+            for f in dataclasses.fields(value)
+            if not (compact and _is_default(f, getattr(value, f.name)))
+        }
     if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
+        return [to_jsonable(v, compact) for v in value]
     if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
+        return {str(k): to_jsonable(v, compact) for k, v in value.items()}
     return value
+
+
+def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
+    if f.name == "schema_version":  # always written: the reader checks it first
+        return False
+    if f.default is not dataclasses.MISSING:
+        return bool(value == f.default) and type(value) is type(f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return bool(value == f.default_factory())
+    return False
 
 
 def from_jsonable(cls: type[T], data: Any) -> T:
@@ -156,10 +171,12 @@ def _as_list(data: Any) -> list[Any]:
     return data
 
 
-def dumps(record: Any, indent: int | None = 2) -> str:
-    """A record as JSON text (NaN and infinity refused: JSON has neither)."""
+def dumps(record: Any, indent: int | None = 2, compact: bool = False) -> str:
+    """A record as JSON text (NaN and infinity refused: JSON has neither); `compact` without
+    whitespace and without the fields that hold their defaults."""
     separators = (",", ":") if indent is None else None
-    return json.dumps(to_jsonable(record), indent=indent, separators=separators, allow_nan=False)
+    data = to_jsonable(record, compact)
+    return json.dumps(data, indent=indent, separators=separators, allow_nan=False)
 
 
 def load_versioned(cls: type[T], text: str, version: int, what: str, older_hint: str) -> T:
