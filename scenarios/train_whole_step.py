@@ -1,5 +1,4 @@
-"""The whole training step compiled: `torch.compile(step)` around zero_grad, forward, backward and
-the optimizer step.
+"""The whole training step compiled: backward and the optimizer step inside `torch.compile`.
 Pattern: `step = torch.compile(train_step)` where the step does `opt.zero_grad(set_to_none=True)`,
 the forward, the loss, `loss.backward()` and `opt.step()` (AdamW), compiling "everything" in one
 go. This scenario is about *placement* (where to put `torch.compile`), not a line to rewrite: the
@@ -8,12 +7,12 @@ model itself (a residual MLP classifier) has no break. Dynamo cannot trace `Tens
 in a new frame. `zero_grad` breaks too (GB0008: torch marks `Optimizer.zero_grad` as not to be
 traced), and so does `Optimizer.step`, inside torch: two `torch._dynamo.graph_break()` calls in
 torch/optim/optimizer.py (GB0025), then the fused AdamW kernel call, which torch disables for
-Dynamo (GB0098, and GB7000: it sits in a loop, so Dynamo skips AdamW.step's frame). What is
-compiled is the forward and loss (with its backward, in a compiling backend) and the returned
-`detach`, joined by eager glue and skipped frames. The fix is to move the compile: compile the
-model in place (here the model and its loss as one module) and run zero_grad, backward and the
-optimizer step eagerly around it: one graph, the same compiled forward and backward, the same
-eager update, none of the glue. `fixed` is that placement.
+Dynamo (GB0098, and GB7000: the call sits in AdamW.step's loop over parameter groups, so Dynamo
+skips that frame). What is compiled is the forward and loss (with its backward, in a compiling
+backend) and the returned `detach`, joined by eager glue and skipped frames. The fix is to move
+the compile: compile the model in place (here the model and its loss as one module) and run
+zero_grad, backward and the optimizer step eagerly around it: one graph, the same compiled
+forward and backward, the same eager update, none of the glue. `fixed` is that placement.
 The optimizer is `AdamW(fused=True)` (one kernel per parameter group, eager in both variants)
 so that the two placements compile the same work. With the default AdamW the update is a
 per-parameter Python loop (on CPU) that the whole-step compile does capture, in a graph of its
