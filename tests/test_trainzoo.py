@@ -1,0 +1,81 @@
+"""The training zoo (benchmarks/trainzoo): its manifest lists every model in both forms and every
+training scenario, the tuning/held-out split is a fixed partition, and a model trains in both
+forms. Only torch_geometric's GraphSAGE is built here (fast to import and to step); the survey
+(benchmarks/trainzoo/survey.py) covers the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from advisor.workload import scenario_names
+from benchmarks.trainzoo.models import FORMS, HELD_OUT_MODELS, MODELS, TUNING_MODELS, build
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+TRAINZOO = Path(__file__).resolve().parent.parent / "benchmarks" / "trainzoo"
+ZOO = TRAINZOO.parent / "zoo"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> Iterator[None]:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    torch._dynamo.reset()
+    try:
+        yield
+    finally:
+        torch._dynamo.reset()
+        torch.set_num_threads(threads)
+
+
+def test_manifest_lists_every_model_form_and_training_scenario() -> None:
+    manifest = tomllib.loads((TRAINZOO / "trainzoo.toml").read_text())
+    zoo = tomllib.loads((ZOO / "zoo.toml").read_text())
+    assert manifest["defaults"] == zoo["defaults"]
+    targets = manifest["targets"]
+    names = [t["name"] for t in targets]
+    assert len(names) == len(set(names))
+    model_targets = [t for t in targets if "params" in t]
+    assert all(t["target"] == "models.py:build" for t in model_targets)
+    pairs = {(t["params"]["model"], t["params"]["form"]) for t in model_targets}
+    assert pairs == {(m, f) for m in MODELS for f in FORMS}
+    scenarios = {t["target"] for t in targets if "params" not in t}
+    assert scenarios == {n for n in scenario_names() if n.startswith("train_")}
+
+
+def test_split_is_a_partition_in_halves_with_every_library() -> None:
+    assert set(TUNING_MODELS).isdisjoint(HELD_OUT_MODELS)
+    assert set(TUNING_MODELS) | set(HELD_OUT_MODELS) == set(MODELS)
+    assert abs(len(TUNING_MODELS) - len(HELD_OUT_MODELS)) <= 1
+    libraries = {library for library, _ in MODELS.values()}
+    assert len(libraries) >= 3 and len(MODELS) >= 6
+
+
+def test_unknown_model_or_form_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown trainzoo model"):
+        build("cpu", "no_such_model")
+    with pytest.raises(ValueError, match="unknown form"):
+        build("cpu", "graphsage", form="inference")
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_graphsage_trains_in_both_forms(form: str) -> None:
+    pytest.importorskip("torch_geometric")
+    w = build("cpu", "graphsage", form)
+    assert (w.compiled_module is not None) == (form == "module")
+    if w.compiled_module is not None:
+        w.compiled_module.compile(backend="eager")
+        step = w
+    else:
+        compiled = torch.compile(w.fn, backend="eager")
+
+        def step() -> torch.Tensor:
+            return compiled(*w.args, **w.kwargs)
+
+    losses = [step() for _ in range(3)]
+    assert all(loss.ndim == 0 and torch.isfinite(loss) for loss in losses)
+    eager = build("cpu", "graphsage", form)
+    assert torch.isfinite(eager())
