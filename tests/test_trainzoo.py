@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from advisor.workload import scenario_names
+from advisor.measure.workload import scenario_names
 from benchmarks.trainzoo.models import FORMS, HELD_OUT_MODELS, MODELS, TUNING_MODELS, build
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
