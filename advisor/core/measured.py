@@ -55,7 +55,7 @@ class Settings:
 class Note:
     """Something a stage noticed that a reader of the report should know (a warning), as a
     record: its kind, what it is about and its numbers; the renderers word it
-    (`advisor.render.prose.note_text`). `detail` carries a message from elsewhere as it came (an
+    (`advisor.render.notes.note_text`). `detail` carries a message from elsewhere as it came (an
     exception's first line), never a sentence of ours."""
 
     kind: str
