@@ -226,7 +226,8 @@ def calibrated(per_event_us: float):  # type: ignore[no-untyped-def]
 
 
 def test_profiler_cost_comes_out_where_the_events_are() -> None:
-    from advisor.judge.attribute import RawSegment, _take_out
+    from advisor.judge.correct import _take_out
+    from advisor.judge.segments import RawSegment
 
     segs = (
         RawSegment("compiled", 0, 10, n_struct=2, n_struct_ends=0),

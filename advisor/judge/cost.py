@@ -45,8 +45,9 @@ import statistics
 from dataclasses import dataclass, replace
 
 from advisor.core.model import CostParts, CostTerms, Savings
-from advisor.judge.attribute import AttributionResult, SiteSummary
+from advisor.judge.attribute import AttributionResult
 from advisor.judge.rootcause import RootCause
+from advisor.judge.summaries import SiteSummary
 
 
 @dataclass(frozen=True)

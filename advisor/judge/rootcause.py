@@ -11,7 +11,7 @@ belongs to the site that ends the region before it, so no two entries own the sa
 - A site that owns no time and caused no skip still gets an entry (it never ran in the profiled
   calls: a cold path), with zero cost.
 
-Extra regions are owned the same way (see `attribute.SiteSummary.regions`): each compiled
+Extra regions are owned the same way (see `summaries.SiteSummary.regions`): each compiled
 region instance in a call, except the first (the one region a call would be with no break),
 exists because of the break whose gap (or skipped frame's eager time) it is entered from; an
 entry owns those of its site and of its causes.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from advisor.core.artifacts import Capture
 from advisor.core.model import BreakSite
-from advisor.judge.attribute import SiteSummary
+from advisor.judge.summaries import SiteSummary
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from advisor.core.artifacts import EventCalibration, ProfileTrace, TraceEvent
@@ -155,51 +156,76 @@ def profile_calls(
     for _ in range(warmup):
         call()
     ta.synchronize(device)
-    first = _time_calls(call, min(n_calls, 5), device)
-    # More unprofiled samples where calls are cheap: the median must be stable enough to scale to.
-    per_call_s = max(statistics.median(first) / 1e6, 1e-6)
-    wanted = max(n_calls, min(_UNPROFILED_MAX, int(_UNPROFILED_BUDGET_S / per_call_s)))
+    wanted = _unprofiled_wanted(call, n_calls, device)
     calibration = calibrate_event_overhead()
-    activities = ta.profiler_activities(device)
-    with_device = len(activities) > 1
     probe_unprofiled: list[float] = []
     probe_break: float | None = None
     if probe is not None:
         probe.call()
         probe_unprofiled = _time_calls(probe.call, 3 * n_calls, device)
         probe_break = time_break(probe, device)
-    unprofiled: list[float] = []
-    calls: list[TraceEvent] = []
-    probe_calls: list[TraceEvent] = []
-    call_refs: list[float] = []
-    notes: list[Note] = []
+    got = _profile_sessions(call, n_calls, sessions, wanted, device, probe.call if probe else None)
+    return ProfileTrace(
+        device=device,
+        calls=tuple(got.calls),
+        unprofiled_us=tuple(round(u, 3) for u in got.unprofiled),
+        calibration=calibration,
+        probe_calls=tuple(got.probe_calls),
+        probe_unprofiled_us=tuple(round(u, 3) for u in probe_unprofiled),
+        probe_break_us=round(probe_break, 3) if probe_break is not None else None,
+        call_unprofiled_us=tuple(round(u, 3) for u in got.call_refs),
+        sessions=sessions,
+        torch_version=ta.torch_version(),
+        notes=tuple(got.notes),
+    )
+
+
+def _unprofiled_wanted(call: Callable[[], Any], n_calls: int, device: str) -> int:
+    """How many unprofiled calls to time in all: more where calls are cheap, since the median
+    must be stable enough to scale to."""
+    first = _time_calls(call, min(n_calls, 5), device)
+    per_call_s = max(statistics.median(first) / 1e6, 1e-6)
+    return max(n_calls, min(_UNPROFILED_MAX, int(_UNPROFILED_BUDGET_S / per_call_s)))
+
+
+@dataclass
+class _Sessions:
+    """What the profiler sessions gathered: every unprofiled timing, the recorded calls (and
+    probes) and, per recorded call, its session's unprofiled median."""
+
+    unprofiled: list[float] = field(default_factory=list)
+    calls: list[TraceEvent] = field(default_factory=list)
+    probe_calls: list[TraceEvent] = field(default_factory=list)
+    call_refs: list[float] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+
+def _profile_sessions(
+    call: Callable[[], Any],
+    n_calls: int,
+    sessions: int,
+    wanted: int,
+    device: str,
+    probe: Callable[[], Any] | None,
+) -> _Sessions:
+    """`n_calls` recorded calls over `sessions` sessions, each right after its own share of
+    the `wanted` unprofiled timings."""
+    out = _Sessions()
+    activities = ta.profiler_activities(device)
+    with_device = len(activities) > 1
     for index in range(sessions):
         in_session = n_calls // sessions + (1 if index < n_calls % sessions else 0)
         timed = _time_calls(call, max(3, wanted // sessions), device)
-        unprofiled += timed
-        got, got_probe = _profile_session(
-            call, in_session, device, activities, probe.call if probe else None
-        )
+        out.unprofiled += timed
+        got, got_probe = _profile_session(call, in_session, device, activities, probe)
         if len(got) != in_session:
-            notes.append(
+            out.notes.append(
                 Note("profile_records_mismatch", values={"expected": in_session, "found": len(got)})
             )
-        calls += _converted(got, with_device)
-        probe_calls += _converted(got_probe, with_device)
-        call_refs += [statistics.median(timed)] * len(got)
-    return ProfileTrace(
-        device=device,
-        calls=tuple(calls),
-        unprofiled_us=tuple(round(u, 3) for u in unprofiled),
-        calibration=calibration,
-        probe_calls=tuple(probe_calls),
-        probe_unprofiled_us=tuple(round(u, 3) for u in probe_unprofiled),
-        probe_break_us=round(probe_break, 3) if probe_break is not None else None,
-        call_unprofiled_us=tuple(round(u, 3) for u in call_refs),
-        sessions=sessions,
-        torch_version=ta.torch_version(),
-        notes=tuple(notes),
-    )
+        out.calls += _converted(got, with_device)
+        out.probe_calls += _converted(got_probe, with_device)
+        out.call_refs += [statistics.median(timed)] * len(got)
+    return out
 
 
 _BREAK_ROUNDS = 15

@@ -1,127 +1,38 @@
 """Every sentence a report says, written from the records' numbers.
 
-Records carry facts and numbers; this module turns them into words: category titles, recipes
-for a line, why a verdict was given, what a what-if showed, the method of the attribution, the
-title of an action and the one-line verdict on the whole workload. Paths are shortened with
-`display`, so a report reads the same wherever it is re-rendered.
+Records carry facts and numbers; this module turns them into words: why a verdict was given,
+the cost model's evidence, what a what-if showed, the method of the attribution, the title of an
+action and the one-line verdict on the whole workload. Category titles and recipes for a line
+are in `advisor.render.recipes`, the number formatters in `advisor.render.formatting`; both are
+importable from here too. Paths are shortened with `display`, so a report reads the same
+wherever it is re-rendered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from advisor.core.model import (
     Action,
     BreakEntry,
-    BreakSite,
     Calibration,
     Decision,
     Ledger,
-    Location,
     RecompileAdvice,
     Report,
     WhatIf,
 )
-from advisor.core.taxonomy import skipped_in_loop
-
-Display = Callable[[str | None], str]
-
-TITLES = {
-    "data_dependent_branch": "data-dependent branch",
-    "scalar_extraction": "scalar extraction (.item() / .tolist())",
-    "dynamic_shape": "dynamic-shape operator (nonzero / boolean mask)",
-    "numpy": "NumPy in the model",
-    "print": "print() side effect",
-    "logging": "logging call",
-    "disabled": "torch.compiler.disable boundary",
-    "third_party": "untraceable call (third-party / C extension)",
-    "explicit": "explicit torch._dynamo.graph_break()",
-    "other": "other unsupported construct",
-}
-
-RECIPES = {
-    "data_dependent_branch": (
-        "Replace the Python `if` on a tensor value at {where} (`{code}`) with tensor code: "
-        "`torch.where(cond, a, b)` when both sides are cheap to compute, or "
-        "`torch.cond(pred, true_fn, false_fn, operands)` when they are not. Both keep the "
-        "decision on the device and the function in one graph."
-    ),
-    "scalar_extraction": (
-        "Keep the value a tensor at {where} (`{code}`): compare and accumulate with tensor "
-        "ops (e.g. `done = done | (tok == eos)`) and read it back to Python once, after the "
-        "hot loop or every N steps. If the scalar must be a Python number inside the graph, "
-        "set `torch._dynamo.config.capture_scalar_outputs = True` so Dynamo traces it as a "
-        "symbolic value instead of breaking."
-    ),
-    "dynamic_shape": (
-        "Avoid a data-dependent output shape at {where} (`{code}`): compute with a fixed "
-        "capacity (dense masks, `torch.where`, `scatter`/`index_add` over all slots, top-k "
-        "with a fixed k) so shapes do not depend on values. Or set "
-        "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` to trace it with "
-        "unbacked symbolic sizes."
-    ),
-    "numpy": (
-        "Replace the NumPy call at {where} (`{code}`) with the equivalent torch op on the "
-        "tensor itself (no `.numpy()`/`torch.from_numpy` round trip): it stays on the "
-        "device and inside the graph."
-    ),
-    "print": (
-        "Move the print at {where} (`{code}`) out of the compiled function (log after the "
-        "call returns, or every N steps), or let Dynamo reorder it after the graph: "
-        "`torch._dynamo.config.reorderable_logging_functions = {{print}}`. If it is leftover "
-        "debug output, delete it."
-    ),
-    "logging": (
-        "Move the logging call at {where} (`{code}`) out of the compiled function (log "
-        "from the caller after the step), or guard it so it runs outside compiled code. "
-        "`torch._dynamo.config.ignore_logging_functions` removes the break but turns the "
-        "call into a no-op under compile."
-    ),
-    "disabled": (
-        "The function called at {where} (`{code}`) is wrapped in `torch.compiler.disable`, "
-        "so every call leaves the graph. Shrink the disabled region to the part that truly "
-        "cannot be traced and call it outside the hot path, or remove the decorator if the "
-        "body is plain tensor code (a rewrite: its work then compiles too)."
-    ),
-    "third_party": (
-        "Dynamo cannot trace the call at {where} (`{code}`). Isolate it: move it out of "
-        "the compiled region, or register it as an opaque op with "
-        "`@torch.library.custom_op` (plus a `register_fake` shape function) so the graph "
-        "keeps going around it; `torch.compiler.disable` on a small wrapper is the quick "
-        "version of the same idea."
-    ),
-    "explicit": (
-        "Remove the explicit `torch._dynamo.graph_break()` at {where} if it is no longer "
-        "needed; it splits the graph on every call."
-    ),
-    "other": (
-        "Dynamo breaks the graph at {where} (`{code}`). Follow the registry hints below; "
-        "the usual fix is to express this step in tensor operations Dynamo can trace, or "
-        "to move it out of the compiled function."
-    ),
-}
-
-SKIPPED_RECIPE = (
-    "Dynamo could not compile any part of the frame `{function}`, so it runs entirely in eager "
-    "(plus Dynamo's cost of entering it). Fix the break so the frame compiles, or keep the "
-    "untraceable part out of compiled code (`torch.compiler.disable` on it, or compile the code "
-    "around it instead of this frame)."
-)
-
-LOOP_RECIPE = (
-    "The break sits inside a loop, so Dynamo skipped the whole frame `{function}` and it runs "
-    "entirely in eager. Fix the break itself or move it out of the loop body (e.g. hoist the "
-    "call before/after the loop, or compile the loop body as its own function) so the frame "
-    "compiles again."
-)
-
-LIBRARY_RECIPE = (
-    "The break happens inside library code ({library}){reached}: that code is not yours to "
-    "change. Keep the call out of the compiled region: make it before or after the compiled "
-    "function, wrap it in `torch.compiler.disable`, or compile a smaller function that does "
-    "not include it. Check the library's own torch.compile support (a newer release, or a "
-    "documented compile-friendly option) before working around it."
-)
+from advisor.render.formatting import Display as Display
+from advisor.render.formatting import fmt_ms as _ms
+from advisor.render.formatting import fmt_num as _num
+from advisor.render.formatting import fmt_pct as _pct
+from advisor.render.formatting import location as location
+from advisor.render.recipes import LIBRARY_RECIPE as LIBRARY_RECIPE
+from advisor.render.recipes import LOOP_RECIPE as LOOP_RECIPE
+from advisor.render.recipes import RECIPES as RECIPES
+from advisor.render.recipes import SKIPPED_RECIPE as SKIPPED_RECIPE
+from advisor.render.recipes import TITLES as TITLES
+from advisor.render.recipes import category_title as category_title
+from advisor.render.recipes import recipe as recipe
+from advisor.render.recipes import skipped_note as skipped_note
 
 BEHAVIOUR = {
     "nested_prints_dropped": (
@@ -137,70 +48,6 @@ FIX_WORDS = {
     "delete": "deleting it",
     "knob": "the measured config knob",
 }
-
-
-def location(loc: Location | None, display: Display) -> str:
-    return f"{display(loc.file)}:{loc.line}" if loc is not None else "?"
-
-
-def category_title(key: str) -> str:
-    return TITLES.get(key, key)
-
-
-def skipped_note(site: BreakSite) -> str | None:
-    """Why the whole frame runs in eager, in words."""
-    if not site.frame_skipped:
-        return None
-    if skipped_in_loop(site):
-        return f"the break sits inside a loop, so Dynamo skipped the whole frame ({site.skip_code})"
-    if site.skip_code:
-        return f"Dynamo skipped the whole frame ({site.skip_code})"
-    return "Dynamo could not compile any part of the frame"
-
-
-def recipe(entry: BreakEntry, report: Report, display: Display) -> str:
-    site = entry.site
-    decision = entry.decision
-    where = location(site.where, display)
-    code = site.where.code or "?"
-    if decision is not None and decision.library and decision.basis != "measured":
-        reached = (
-            f", reached from {location(site.reached_from, display)} "
-            f"(`{site.reached_from.code or '?'}`)"
-            if site.reached_from
-            else ""
-        )
-        text = LIBRARY_RECIPE.format(library=where, reached=reached)
-        return text + (("\nRegistry hints: " + " ".join(site.hints)) if site.hints else "")
-    key = decision.category if decision else "other"
-    text = RECIPES.get(key, RECIPES["other"]).format(where=where, code=code)
-    if site.frame_skipped:
-        lead = LOOP_RECIPE if skipped_in_loop(site) else SKIPPED_RECIPE
-        text = lead.format(function=site.where.function or "?") + "\n" + text
-    if key == "other" and site.hints:
-        text += "\nRegistry hints: " + " ".join(site.hints)
-    return text + _knob_note(entry, report, display)
-
-
-def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
-    decision = entry.decision
-    w = report.what_if(entry.what_if_knob)
-    if decision is None or w is None or decision.knob_outcome is None:
-        return ""
-    if decision.basis == "measured":
-        return (
-            f"\nMeasured here: `{w.knob}` removes this break and saves "
-            f"{_ms(w.saving_ms)} ms per call with outputs matching eager: set it."
-        )
-    if decision.knob_outcome == "moved":
-        moved = ", ".join(location(b, display) for b in w.new_breaks) or "another line"
-        return (
-            f"\nMeasured here: `{w.knob}` only moves the break (to {moved}), saving "
-            f"{_ms(w.saving_ms)} ms; the code change has to cover that line too."
-        )
-    if decision.knob_outcome in ("kept", "failed"):
-        return f"\nMeasured here: `{w.knob}` does not fix this break; make the code change."
-    return ""
 
 
 VERDICT_REASONS = {
@@ -491,21 +338,3 @@ def segment_label(kind: str, compile_id: str | None, break_id: str | None) -> st
     if kind == "eager":
         return f"eager (skipped frame, {break_id})" if break_id else "eager"
     return kind.replace("_", " ")
-
-
-def _ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if abs(value) >= 100:
-        return f"{value:.1f}"
-    if abs(value) >= 1:
-        return f"{value:.3g}" if abs(value) < 10 else f"{value:.2f}"
-    return f"{value:.4f}"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
-
-
-def _num(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"

@@ -1,0 +1,218 @@
+"""The judged records: the attribution of profiled time (`Attribution`, per-call `Segment`s,
+the `Calibration` that scaled them) and the advice (`BreakEntry` with its `CostTerms`,
+`CostParts`, `Savings` and `Decision`; `Ledger`, `Action`, `RecompileAdvice`). Plain frozen
+dataclasses; `advisor.core.model` exports them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advisor.core.measured import BreakSite, Location
+
+# --- attribution ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of one call: entry, guard_lookup, compiled, gap, eager or exit (µs, after
+    calibration), the part of it that is work (graph calls, aten ops), and what it belongs to."""
+
+    kind: str
+    start_us: float
+    duration_us: float
+    compile_id: str | None = None
+    break_id: str | None = None
+    work_us: float = 0.0
+
+
+@dataclass(frozen=True)
+class CallTimeline:
+    index: int
+    total_us: float
+    segments: tuple[Segment, ...] = ()
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How profiled times were turned into unprofiled ones (see `advisor.judge.attribute`)."""
+
+    overhead_us_per_event: float = 0.0  # profiler cost of one aten event
+    structural_event_us: float = 0.0  # profiler cost of one region/lookup/graph-call event
+    calibration_profiled_us: float | None = None  # tiny aten op, profiled, per op
+    calibration_bare_us: float | None = None  # the same op unprofiled
+    events_per_op: float | None = None
+    reference: str = "none"  # "sessions" | "given" | "none": what the split was made against
+    sessions: int = 0
+    reference_us: float | None = None  # median unprofiled call at profile time
+    step_us: float | None = None  # the mode's median the segments were rescaled to
+    overhead_scale: float = 1.0  # median share of the profiled overhead kept
+    rescale: float = 1.0  # median factor from profile-time to the mode's median (drift)
+    profiled_ratio: float | None = None  # median profiled call / unprofiled reference
+    fallback_calls: int = 0  # calls whose work exceeded the reference: scaled alike
+    graph_call_us: float | None = None  # one more graph call: the probe's graph call
+    glue_us: float | None = None  # one break's reconstruction + resume call: the probe's gap
+    probe_break_us: float | None = None  # one whole break unprofiled: probe with minus without
+    probe_calls: int = 0
+    whole_call_us_per_event: float | None = None  # cross-check from whole calls
+
+
+@dataclass(frozen=True)
+class Attribution:
+    coverage: float | None = None
+    profiled_calls: int = 0
+    calibration: Calibration = field(default_factory=Calibration)
+    calls: tuple[CallTimeline, ...] = ()
+
+
+# --- advice -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CostTerms:
+    """The cost model's measured terms for one entry, per call (see `advisor.judge.cost`)."""
+
+    regions: float = 0.0  # extra compiled regions per call that exist because of this entry
+    graph_regions: float = 0.0  # of which call a compiled graph
+    guard_lookup_us: float = 0.0  # per region
+    region_overhead_us: float = 0.0  # per region that calls a graph (wrappers, prologue)
+    graph_call_us: float = 0.0  # per extra graph call
+    glue_us: float = 0.0  # per occurrence: output reconstruction and the call into the resume
+    gap_us: float = 0.0  # measured eager time the entry owns (gaps, a skipped frame's time)
+    tensor_work_us: float = 0.0  # eager aten work in that time
+    kept_us: float = 0.0  # of which compute-bound ops: the same kernels compiled
+    spread_us: float = 0.0  # per-call spread of the owned time and the region overheads
+    overhead_cap: float = 1.0  # <1 where the entries' fixed costs were scaled to the profile's
+    skipped_frame: bool = False  # the owned time is a frame Dynamo runs eagerly
+
+    @property
+    def fixed_us(self) -> float:
+        """Extra regions, their guard lookups and graph calls (the prices are after the cap)."""
+        per_graph = self.region_overhead_us + self.graph_call_us
+        return self.regions * self.guard_lookup_us + self.graph_regions * per_graph
+
+
+@dataclass(frozen=True)
+class CostParts:
+    """An entry's share of the step, split by what a fix removes (ms per call).
+
+    overhead + tensor work + Python work = the entry's share of the ledger.
+    """
+
+    overhead_ms: float = 0.0  # goes with any fix that removes the break
+    tensor_work_ms: float = 0.0  # eager aten work; compiled, it fuses (less `kept_ms`)
+    kept_ms: float = 0.0  # of the tensor work: compute-bound, same time compiled
+    python_work_ms: float = 0.0  # the code at the line and below: stays if moved or isolated
+
+    @property
+    def total_ms(self) -> float:
+        return self.overhead_ms + self.tensor_work_ms + self.python_work_ms
+
+
+@dataclass(frozen=True)
+class Savings:
+    """What each kind of fix saves per call, in ms; None where the fix does not apply."""
+
+    isolate: float | None = None  # move it out / reorder / disable a small boundary
+    rewrite: float | None = None  # express it in tensor code (or a knob that traces it)
+    delete: float | None = None  # remove it (debug output, a check that can go)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict on one entry and the numbers that decided it."""
+
+    verdict: str  # "rewrite" | "isolate" | "ignore"
+    category: str  # taxonomy key, e.g. "print", "scalar_extraction"
+    fix: str  # recommended fix: "isolate" | "rewrite" | "delete" | "knob"
+    basis: str  # "estimate" | "measured" | "bounded": what `saving_ms` is
+    saving_ms: float  # the recommended fix's saving per call: the deciding number
+    threshold_ms: float  # ignore_share of the step
+    noise_ms: float  # the larger of the step's noise and the estimate's spread
+    reason: str  # "above" | "below_share" | "below_noise" | "never_ran"
+    library: bool = False  # the break is in code that is not the user's (site-packages, torch)
+    knob: str | None = None  # the knob that decided it (what-if), if any
+    knob_outcome: str | None = None  # "removed" | "moved" | "kept" | "failed"
+    measured_ms: float | None = None  # the what-if's saving credited to this entry
+    measured_ci_ms: tuple[float, float] | None = None
+    shared_with: tuple[str, ...] = ()  # other entries removed by the same knob
+    estimate_miss: float | None = None  # estimate / measurement - 1, where they disagree
+
+
+@dataclass(frozen=True)
+class BreakEntry:
+    """A root cause: the ranked unit. It owns disjoint time (the gaps of its site, or the eager
+    time of a frame Dynamo skipped) and lists the breaks that made Dynamo skip that frame."""
+
+    id: str  # the id of its site (segments' `break_id`)
+    site: BreakSite
+    causes: tuple[BreakSite, ...] = ()  # other breaks met in the skipped frames it owns
+    occurrences_per_call: float = 0.0
+    terms: CostTerms = field(default_factory=CostTerms)
+    parts: CostParts = field(default_factory=CostParts)
+    savings: Savings = field(default_factory=Savings)
+    cost_ms: float = 0.0  # the recommended fix's saving (= decision.saving_ms)
+    cost_share: float | None = None  # cost_ms / the default-mode step
+    cost_uncertainty_ms: float = 0.0
+    decision: Decision | None = None
+    what_if_knob: str | None = None  # the knob (WhatIf.knob) measured for it, if any
+
+    @property
+    def verdict(self) -> str | None:
+        return self.decision.verdict if self.decision else None
+
+    @property
+    def gap_ms(self) -> float:
+        return self.terms.gap_us / 1e3
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The default-mode step split into disjoint parts (ms per call).
+
+    step = compiled (work that stays, compute-bound eager work included) + breaks + other.
+    """
+
+    step_ms: float
+    compiled_ms: float
+    breaks_ms: float  # the entries' shares: overhead + tensor work + Python work
+    other_ms: float  # entry, exit, eager time outside any break, unexplained
+    saving_ms: float  # the sum of the entries' recommended savings
+    projected_ms: float  # step - saving
+    eager_ms: float | None = None
+    projected_speedup_vs_eager: float | None = None
+    # fullgraph=True compiled and matched eager: its median is the measured all-fixed step.
+    measured_all_fixed_ms: float | None = None
+    measured_all_fixed_ci_ms: tuple[float, float] | None = None  # default - fullgraph saving
+    projection_miss: float | None = None  # projected / measured all-fixed - 1
+    guard_lookup_ms: float = 0.0  # of the step: guard evaluation before each region
+    guard_excess_ms: float = 0.0  # of which above the probe's trivial guards
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing to do, with what it saves per call; `measured` when a run of it was timed."""
+
+    kind: str  # "knob" | "code" | "fullgraph" | "dynamic" | "isolate" | "recompile" | "guards"
+    saving_ms: float | None
+    saving_ci_ms: tuple[float, float] | None = None
+    measured: bool = False
+    breaks: tuple[str, ...] = ()  # entry ids it removes
+    matches_eager: bool | None = None
+    knob: str | None = None  # kind "knob": the setting
+    fix: str | None = None  # kind "code"/"isolate": the fix kind
+    where: Location | None = None  # the line to change
+    compile_s: float | None = None  # kind "recompile"/"dynamic": compile time spent
+    dims: tuple[int, ...] = ()  # kind "dynamic": the dimensions that change
+
+
+@dataclass(frozen=True)
+class RecompileAdvice:
+    """A recompile and its cause, classified from the failing guard."""
+
+    compile_id: str
+    function: str
+    reason: str
+    cause: str  # "size" | "dtype" | "rank" | "requires_grad" | "device" | "value" | "other"
+    dim: int | None = None
+    compile_s: float | None = None

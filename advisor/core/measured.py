@@ -1,0 +1,244 @@
+"""The measured records: what was measured and where (`WorkloadInfo`, `Environment`, the
+`Settings` used), what the harness timed (`ModeResult` with `LatencyStats` and `ModeError`), what
+the capture saw (`GraphRecord`, `BreakSite`, `RecompileRecord`), the what-ifs (`WhatIf`), and the
+`Note`s any stage leaves. Plain frozen dataclasses; `advisor.core.model` exports them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# --- what was measured, where ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkloadInfo:
+    name: str
+    target: str
+    device: str
+    params: tuple[tuple[str, str], ...] = ()  # factory keyword arguments, as JSON text
+
+
+@dataclass(frozen=True)
+class Environment:
+    torch: str
+    python: str
+    device_name: str
+    platform: str = ""
+    cpu_threads: int = 0
+    cuda: str | None = None
+    load_average: tuple[float, ...] = ()  # os.getloadavg() when the run started (1, 5, 15 min)
+    cpu_affinity: tuple[int, ...] = ()  # CPUs the process was pinned to while measuring
+    cpu_count: int = 0  # CPUs of the machine (os.cpu_count), for reading the load average
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The harness and advice options a report was made with."""
+
+    warmup: int = 3
+    repeats: int = 20  # the minimum number of interleaved rounds (timed blocks per mode)
+    budget_s: float = 30.0  # the most seconds of timed rounds per timing (modes, each what-if)
+    min_block_s: float = 0.02
+    threads: int | None = None
+    profile_calls: int = 20
+    what_if: bool = True
+    ignore_share: float = 0.01  # entries whose saving is below this share of the step: "ignore"
+    isolate: bool = False  # each mode and what-if measured in a process of its own
+    timeout_s: float | None = None  # isolated: per process, then it is killed (None: no limit)
+    # Rounds go on past `repeats` until each timed callable's median has a 95% interval within
+    # this fraction of the median, or the budget runs out; 0: exactly `repeats` rounds.
+    target_ci: float = 0.02
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something a stage noticed that a reader of the report should know (a warning), as a
+    record: its kind, what it is about and its numbers; the renderers word it
+    (`advisor.render.notes.note_text`). `detail` carries a message from elsewhere as it came (an
+    exception's first line), never a sentence of ours."""
+
+    kind: str
+    subject: str = ""  # a mode, a what-if, a compile id: what the note is about
+    values: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+
+
+# --- harness ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Steady-state latency of one mode; each sample is the mean per call over one timed block.
+
+    `samples_ms` are in the order they were timed (one per interleaved round), so the drift of
+    the machine during the run can be read from them (`advisor.core.stats.drift`)."""
+
+    median_ms: float
+    iqr_ms: float
+    n: int  # timed blocks taken
+    samples_ms: tuple[float, ...]
+    min_ms: float = 0.0
+    max_ms: float = 0.0
+    calls_per_sample: int = 1
+    ci_ms: tuple[float, float] | None = None  # 95% interval of the median (order statistics)
+    target_met: bool | None = None  # the interval reached Settings.target_ci; None: no target
+
+    @property
+    def relative_iqr(self) -> float | None:
+        return self.iqr_ms / self.median_ms if self.median_ms > 0 else None
+
+    @property
+    def relative_ci(self) -> float | None:
+        """How far the median's 95% interval reaches from it (the larger side), as a fraction."""
+        if self.ci_ms is None or self.median_ms <= 0:
+            return None
+        low, high = self.ci_ms
+        return max(self.median_ms - low, high - self.median_ms) / self.median_ms
+
+
+@dataclass(frozen=True)
+class ModeError:
+    """Why a mode failed; for a fullgraph failure, the first graph break and where it is."""
+
+    type: str
+    message: str
+    gb_code: str | None = None
+    gb_type: str | None = None
+    file: str | None = None
+    line: int | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    mode: str
+    status: str  # "ok" | "failed" | "skipped"
+    first_call_s: float | None = None
+    latency: LatencyStats | None = None
+    peak_memory_bytes: int | None = None
+    memory_method: str = ""  # "cpu_profiler" | "cuda_allocator"
+    recompiles: int = 0
+    matches_eager: bool | None = None
+    max_abs_diff: float | None = None
+    error: ModeError | None = None
+    graph_count: int | None = None
+
+
+# --- capture ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Location:
+    """A source line: absolute path, 1-based line, function, and the line's text."""
+
+    file: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class GraphRecord:
+    """One compiled graph, keyed by Dynamo's compile id (`frame/recompile`, e.g. `1/0`)."""
+
+    compile_id: str
+    function: str
+    file: str
+    lines: tuple[int, ...] = ()
+    ops: int = 0
+    compile_s: float | None = None
+    recompile_reason: str | None = None
+    end_reason: str | None = None  # "graph_break", "return_value", ...
+
+
+@dataclass(frozen=True)
+class BreakSite:
+    """One graph break as Dynamo reported it: registry code at the line where Dynamo broke.
+
+    `where` is the innermost frame of Dynamo's traceback: the line where it stopped, library
+    code included. Every compile id that broke there is folded in (a break inside a submodule
+    is met by the frame that calls the submodule and by the submodule's own frame).
+    """
+
+    id: str
+    gb_code: str | None
+    gb_type: str
+    where: Location
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    # The innermost frame of the user's own code that reaches `where`, when that is another line
+    # (a user line calling into a library that breaks).
+    reached_from: Location | None = None
+    # Lines of compiled frames that end their graph because of this break, other than `where`
+    # itself: the caller frames that break at the call into it.
+    also_at: tuple[Location, ...] = ()
+    compile_ids: tuple[str, ...] = ()
+    # Compile ids of frames Dynamo gave up on while handling this break (run entirely eager).
+    skipped_frames: tuple[str, ...] = ()
+    skip_code: str | None = None  # the chained code that made Dynamo skip, e.g. GB7000 (loop)
+    doc_url: str | None = None
+
+    @property
+    def frame_skipped(self) -> bool:
+        return bool(self.skipped_frames) or self.skip_code is not None
+
+
+@dataclass(frozen=True)
+class RecompileRecord:
+    """A recompile, with its failing guard classified where it was read (the guard text is a
+    torch format): `cause` is "size" | "dtype" | "rank" | "requires_grad" | "device" | "value" |
+    "other"; `backend_switch` marks a recompile for another backend object (one per mode), which
+    the workload did not cause."""
+
+    compile_id: str
+    function: str
+    reason: str
+    compile_s: float | None = None
+    cause: str = "other"
+    dim: int | None = None
+    backend_switch: bool = False
+
+
+# --- what-ifs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A measured counterfactual: the workload compiled again with one Dynamo config knob.
+
+    Baseline and variant are compiled in the same process and timed with the harness's method;
+    `saving_ms` is baseline minus variant per call, with a bootstrap 95% interval.
+    """
+
+    knob: str  # e.g. "capture_scalar_outputs=True"
+    setting: str  # the config attribute
+    fix: str  # the kind of fix the knob amounts to: "isolate" | "rewrite" | "delete"
+    status: str  # "measured" | "failed"
+    targets: tuple[str, ...] = ()  # site ids the knob was tried for
+    removed: tuple[str, ...] = ()  # of those, the ones the variant no longer has
+    new_breaks: tuple[Location, ...] = ()  # breaks in the variant that the original did not have
+    remaining: int = 0  # breaks left in the variant
+    baseline_ms: float | None = None
+    variant_ms: float | None = None
+    saving_ms: float | None = None
+    saving_ci_ms: tuple[float, float] | None = None
+    rounds: int = 0
+    target_met: bool | None = None  # both medians reached Settings.target_ci; None: no target
+    interleaved: bool = True  # False: timed one after the other (the original skips frames)
+    matches_eager: bool | None = None
+    stdout_chars: tuple[int, int] | None = None  # per call, (original, variant)
+    behaviour_change: str | None = None  # the knob's documented behaviour change (a key)
+    recompiled_while_timed: bool = False
+    error: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        """Measured, every target removed, nothing new in their place, outputs match eager."""
+        return (
+            self.status == "measured"
+            and bool(self.targets)
+            and set(self.targets) <= set(self.removed)
+            and not self.new_breaks
+            and self.matches_eager is not False
+        )

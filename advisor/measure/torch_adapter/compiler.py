@@ -1,0 +1,191 @@
+"""Compiling and the compiler's state: torch's version, Dynamo's reset, the Inductor backend
+that records its compile ids, a module's compiled call, the break probe, recompile metrics,
+Dynamo and Inductor config (patch, snapshot, restore, guard-skipping stances) and pytree
+flattening of outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
+
+
+def reset_dynamo() -> None:
+    """Drop every Dynamo cache entry and counter, so the next compile starts clean."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+
+# --- backends ---------------------------------------------------------------------------------
+
+
+def current_compile_id() -> str | None:
+    try:
+        from torch._guards import CompileContext
+    except ImportError:
+        return None
+    cid = CompileContext.current_compile_id()
+    return str(cid) if cid is not None else None
+
+
+class InductorBackend:
+    """A backend that compiles with Inductor and records which compile ids it served.
+
+    Each mode gets its own instance: Dynamo guards cache entries on the backend's identity
+    (BACKEND_MATCH), so one mode's compiled code is never reused by another mode even though
+    they trace the same code objects, and all modes can stay warm for interleaved timing.
+    """
+
+    def __init__(self, label: str, on_graph: Callable[[str | None, Any], None] | None = None):
+        self.label = label
+        self.compile_ids: list[str] = []
+        self._on_graph = on_graph
+        self.__name__ = f"advisor_inductor_{label}"
+
+    def __call__(self, gm: Any, example_inputs: Any) -> Any:
+        from torch._inductor.compile_fx import compile_fx
+
+        cid = current_compile_id()
+        if cid is not None:
+            self.compile_ids.append(cid)
+        if self._on_graph is not None:
+            self._on_graph(cid, gm)
+        return compile_fx(gm, example_inputs)
+
+
+def compile_mode(fn: Callable[..., Any], backend: Any, fullgraph: bool) -> Callable[..., Any]:
+    import torch
+
+    return torch.compile(fn, backend=backend, fullgraph=fullgraph)
+
+
+def module_call_impl(module: Any) -> Callable[..., Any]:
+    """What `nn.Module.compile()` compiles: the module's own call implementation."""
+    return module._call_impl
+
+
+def use_compiled_call(module: Any, compiled: Callable[..., Any] | None) -> None:
+    """Point a module's calls at a compiled call implementation (None: back to eager), as
+    `nn.Module.compile()` does; each mode keeps its own compiled version."""
+    module._compiled_call_impl = compiled
+
+
+def break_probe_functions() -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """The probe: two tiny graphs split by one explicit break, and the same ops unbroken. Timed
+    against each other unprofiled, they price one break; profiled beside the workload, the
+    first prices one more graph call and one break's glue (reconstruction, the resume call)."""
+    import torch._dynamo
+
+    def advisor_break_probe(x: Any) -> Any:
+        y = x * 2.0 + 1.0
+        torch._dynamo.graph_break()
+        return y * 3.0
+
+    def advisor_unbroken_probe(x: Any) -> Any:
+        y = x * 2.0 + 1.0
+        return y * 3.0
+
+    return advisor_break_probe, advisor_unbroken_probe
+
+
+def recompile_reasons() -> dict[str, str]:
+    """compile id -> reason for every recompile Dynamo recorded (most recent 64 compiles)."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+    except ImportError:
+        return {}
+    reasons: dict[str, str] = {}
+    for metrics in get_compilation_metrics():
+        reason = getattr(metrics, "recompile_reason", None)
+        cid = getattr(metrics, "compile_id", None)
+        if reason and cid is not None:
+            reasons[str(cid)] = str(reason)
+    return reasons
+
+
+# --- Dynamo config ------------------------------------------------------------------------
+
+
+def dynamo_config_patch(setting: str, value: Any) -> Any:
+    """A context manager that sets one `torch._dynamo.config` value; raises if it is unknown."""
+    import torch._dynamo.config as dynamo_config
+
+    if not hasattr(dynamo_config, setting):
+        raise AttributeError(f"torch._dynamo.config has no '{setting}' in torch {torch_version()}")
+    return dynamo_config.patch(**{setting: value})
+
+
+def guard_skipping_stances() -> tuple[Any, Any] | None:
+    """Two context makers, (default stance, stance that skips guard evaluation), to time the
+    same warm compiled code with and without its guards; None where this torch lacks
+    `torch.compiler.set_stance(..., skip_guard_eval_unsafe=...)`. Both go through set_stance
+    so the two sides pay the same context-manager overhead."""
+    import inspect
+
+    import torch
+
+    set_stance = getattr(torch.compiler, "set_stance", None)
+    if set_stance is None:
+        return None
+    try:
+        if "skip_guard_eval_unsafe" not in inspect.signature(set_stance).parameters:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return (
+        lambda: set_stance("default"),
+        lambda: set_stance("default", skip_guard_eval_unsafe=True),
+    )
+
+
+def dynamo_config_snapshot() -> dict[str, Any]:
+    """Every Dynamo config value, to check that a run leaves them as it found them."""
+    import torch._dynamo.config as dynamo_config
+
+    return dict(dynamo_config.get_config_copy())
+
+
+def _config_modules() -> dict[str, Any]:
+    import torch._dynamo.config as dynamo_config
+    import torch._inductor.config as inductor_config
+
+    return {"dynamo": dynamo_config, "inductor": inductor_config}
+
+
+def compile_config_state() -> dict[str, dict[str, Any]]:
+    """Every Dynamo and Inductor config value (deep copies), to restore after a run."""
+    return {name: dict(module.get_config_copy()) for name, module in _config_modules().items()}
+
+
+def restore_compile_config(state: dict[str, dict[str, Any]]) -> list[str]:
+    """Set back every config value that differs from `state`; returns the names it reset.
+    Only changed values are written, so untouched settings keep their defaults' provenance."""
+    restored = []
+    for name, module in _config_modules().items():
+        now = module.get_config_copy()
+        for key, value in state.get(name, {}).items():
+            if key in now and now[key] != value:
+                setattr(module, key, value)
+                restored.append(f"{name}.{key}")
+    return restored
+
+
+# --- outputs and logs -------------------------------------------------------------------------
+
+
+def tree_leaves_and_spec(value: Any) -> tuple[list[Any], Any]:
+    """Flatten nested containers of tensors (torch's pytree, which knows ModelOutput-style
+    registered classes)."""
+    from torch.utils._pytree import tree_flatten
+
+    return tree_flatten(value)
+
+
+DYNAMO_LOGGER = "torch._dynamo"

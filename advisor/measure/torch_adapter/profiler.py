@@ -1,0 +1,182 @@
+"""torch.profiler: the names of the events Dynamo and Inductor record (regions, cache lookups,
+graph calls, aten ops, memory), what each kind of event is, the profiler's activities and
+event fields, device synchronisation, and peak memory over one call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# --- profiler event names ---------------------------------------------------------------------
+
+REGION_PREFIX = "Torch-Compiled Region: "
+LOOKUP_EVENT = "TorchDynamo Cache Lookup"
+# The events that wrap the call of a compiled graph inside a region: Inductor's
+# `## Call CompiledFxGraph <key> ##` and AOTAutograd's `CompiledFunction` (grad enabled).
+GRAPH_CALL_PREFIXES = ("## Call CompiledFxGraph", "CompiledFunction")
+ATEN_PREFIX = "aten::"
+MEMORY_EVENT = "[memory]"
+
+
+# aten ops that Inductor does not fuse but calls as the same library kernel (extern kernels:
+# BLAS, convolution, attention, recurrent layers, linear algebra): compiled, they take about the
+# time they take in eager, so moving them into a graph saves their dispatch, not their time.
+# Everything else (pointwise, reductions, views) is generated code that fuses with its
+# neighbours. Names are the profiler's `aten::<op>` events, top-level ops only.
+_COMPUTE_BOUND_OPS = frozenset(
+    {
+        "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "mv", "addmv", "dot",
+        "vdot", "einsum", "tensordot", "_addmm_activation", "_int_mm", "convolution",
+        "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "scaled_dot_product_attention", "lstm", "gru", "rnn_tanh",
+        "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "embedding_bag",
+        "_embedding_bag", "cholesky", "cholesky_solve", "triangular_solve", "lu_solve",
+    }
+)  # fmt: skip
+_COMPUTE_BOUND_PREFIXES = (
+    "_scaled_dot_product", "_flash_attention", "_efficient_attention", "cudnn_", "miopen_",
+    "mkldnn_", "_cudnn_", "_mkldnn_", "linalg_", "_linalg_", "fft_", "_fft_", "_weight_int",
+)  # fmt: skip
+
+
+def keeps_time_compiled(event_name: str) -> bool:
+    """Whether an aten op event runs as the same (non-fused) kernel under Inductor."""
+    if not event_name.startswith("aten::"):
+        return False
+    op = event_name[len("aten::") :].split(".", 1)[0]
+    return op in _COMPUTE_BOUND_OPS or op.startswith(_COMPUTE_BOUND_PREFIXES)
+
+
+def region_compile_id(event_name: str) -> str | None:
+    if event_name.startswith(REGION_PREFIX):
+        return event_name[len(REGION_PREFIX) :].strip()
+    return None
+
+
+def is_graph_call_event(event_name: str) -> bool:
+    return event_name.startswith(GRAPH_CALL_PREFIXES)
+
+
+def is_aten_op(event_name: str) -> bool:
+    return event_name.startswith(ATEN_PREFIX)
+
+
+def is_structural_event(name: str) -> bool:
+    """Record-function style events (Dynamo regions, cache lookups, graph calls, wrapper
+    prologues, a call's own record) as opposed to aten ops; they cost more to profile."""
+    return not is_aten_op(name) and name != MEMORY_EVENT
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """What a profiler event's name says it is (see `advisor.core.artifacts.EVENT_KINDS`)."""
+
+    kind: str
+    compile_id: str | None = None
+    keeps_time: bool = False
+
+
+def classify_event(name: str) -> EventKind:
+    """The kind of a profiler event from its name (the advisor's own records aside)."""
+    compile_id = region_compile_id(name)
+    if compile_id is not None:
+        return EventKind("region", compile_id)
+    if name == LOOKUP_EVENT:
+        return EventKind("lookup")
+    if is_graph_call_event(name):
+        return EventKind("graph_call")
+    if is_aten_op(name):
+        return EventKind("aten", keeps_time=keeps_time_compiled(name))
+    if name == MEMORY_EVENT:
+        return EventKind("memory")
+    return EventKind("other")
+
+
+def profiler_activities(device: str) -> list[Any]:
+    import torch
+    from torch.profiler import ProfilerActivity
+
+    activities = [ProfilerActivity.CPU]
+    if device.startswith("cuda") and torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
+    return activities
+
+
+def event_device_us(event: Any) -> float:
+    """Device (kernel) time under a profiler event, 0 where the build records none."""
+    for name in ("device_time_total", "cuda_time_total"):
+        value = getattr(event, name, None)
+        if isinstance(value, (int, float)):
+            return float(value)
+    return 0.0
+
+
+def event_children(event: Any) -> list[Any]:
+    return list(getattr(event, "cpu_children", []) or [])
+
+
+def event_interval_us(event: Any) -> tuple[float, float]:
+    time_range = event.time_range
+    return float(time_range.start), float(time_range.end)
+
+
+def function_events(prof: Any) -> list[Any]:
+    """The profiler's function events (with parent/child links) after a session."""
+    return list(prof.profiler.function_events) if prof.profiler is not None else []
+
+
+def synchronize(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.synchronize(device)
+
+
+# --- memory -----------------------------------------------------------------------------------
+
+CPU_MEMORY_METHOD = "cpu_profiler"  # peak live bytes over one call, from profiler memory events
+CUDA_MEMORY_METHOD = "cuda_allocator"  # torch.cuda.max_memory_allocated over one call
+
+
+def cpu_peak_call_bytes(call: Callable[[], Any]) -> int:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        call()
+    deltas: list[tuple[float, int]] = []
+    for event in prof.events():
+        delta = getattr(event, "self_cpu_memory_usage", 0) or 0
+        if event.name == MEMORY_EVENT:
+            delta = getattr(event, "cpu_memory_usage", 0) or 0
+        if delta:
+            deltas.append((event.time_range.start, int(delta)))
+    deltas.sort(key=lambda item: item[0])
+    live = peak = 0
+    for _, delta in deltas:
+        live += delta
+        peak = max(peak, live)
+    return peak
+
+
+def cuda_peak_call_bytes(call: Callable[[], Any], device: str) -> int:
+    import torch
+
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    call()
+    torch.cuda.synchronize(device)
+    return int(torch.cuda.max_memory_allocated(device))
+
+
+def profiler_active() -> bool:
+    """Whether a torch (autograd) profiler is recording in this process."""
+    import torch
+
+    return bool(torch.autograd._profiler_enabled())
+
+
+# Kineto's native log lines on stderr, e.g. `USDT:2026-11-30 ... profiler_start.cpp:12] ...`.
+PROFILER_NATIVE_LOG = re.compile(r"^(USDT|INFO|WARNING):\d{4}-\d\d-\d\d .*\.cpp:\d+\]")

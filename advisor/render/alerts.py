@@ -1,0 +1,112 @@
+"""The alerts a report shows at its top: an interrupted run, a busy machine, noisy modes and
+what-ifs, the fullgraph failure and why a mode has no numbers.
+"""
+
+from __future__ import annotations
+
+from advisor.core.model import ModeResult, Report, Settings
+from advisor.render.formatting import MODE_LABELS, Display, fmt_pct
+
+NOISY_SPREAD = 0.10  # IQR / median above this: the mode's numbers are flagged uncertain
+
+
+def alerts(report: Report, display: Display) -> list[str]:
+    """Every alert, in the order a reader should see them."""
+    out = []
+    if report.incomplete:
+        out.append("Incomplete: the run was interrupted; only the modes measured so far are here.")
+    busy = busy_machine_alert(report)
+    if busy:
+        out.append(busy)
+    for m in report.modes:
+        alert = noise_alert(m, report.settings)
+        if alert:
+            out.append(alert)
+    for w in report.what_ifs:
+        if w.status == "measured" and w.target_met is False:
+            out.append(
+                f"what-if `{w.knob}`: the medians' 95% intervals did not reach the "
+                f"±{report.settings.target_ci * 100:g}% target in {w.rounds} rounds; its measured "
+                "saving is uncertain."
+            )
+    finding = fullgraph_finding(report, display)
+    if finding:
+        out.append(finding)
+    out += [
+        mode_failure(m, display)
+        for m in report.modes
+        if m.status in ("failed", "skipped")
+        and m.error is not None
+        and not (m.mode == "fullgraph" and finding)  # said above, with its break
+    ]
+    return out
+
+
+def mode_failure(mode: ModeResult, display: Display) -> str:
+    """Why a mode has no numbers: its error type, message and where, if known."""
+    label = MODE_LABELS.get(mode.mode, mode.mode)
+    err = mode.error
+    if err is None:
+        return f"{label} {mode.status}"
+    if mode.status == "skipped":
+        return f"{label} skipped: {err.message}"
+    where = f" at {display(err.file)}:{err.line}" if err.file else ""
+    return f"{label} failed ({err.type}{where}): {err.message}"
+
+
+def busy_machine_alert(report: Report) -> str | None:
+    """Other work on the machine when measuring began: more runnable threads than CPUs."""
+    env = report.environment
+    if not env.load_average or not env.cpu_count or env.load_average[0] <= env.cpu_count:
+        return None
+    advice = (
+        "; --threads 1 keeps torch's threads from waiting on each other while descheduled"
+        if not report.settings.threads
+        else ""
+    )
+    return (
+        f"The machine was busy when measuring began (load average {env.load_average[0]:.2f} "
+        f"on {env.cpu_count} CPUs): timings are likely noisy{advice}."
+    )
+
+
+def noise_alert(mode: ModeResult, settings: Settings) -> str | None:
+    """Why a mode's numbers are uncertain (a wide spread, a median whose interval missed the
+    target), or None when they are not."""
+    lat = mode.latency
+    if lat is None:
+        return None
+    reasons = []
+    spread = lat.relative_iqr
+    if spread is not None and spread > NOISY_SPREAD:
+        reasons.append(f"IQR {fmt_pct(spread)} of its median")
+    if lat.target_met is False:
+        reasons.append(
+            f"its median's 95% interval (±{fmt_pct(lat.relative_ci)} after {lat.n} blocks) "
+            f"missed the ±{settings.target_ci * 100:g}% target"
+        )
+    if not reasons:
+        return None
+    # measured (reports/benchmarks/adaptive): on a shared 2-core machine, clean_mlp's IQR was
+    # 60-115% with torch's default threads and 2-7% with --threads 1
+    hint = (
+        " On a shared machine --threads 1 often steadies it (torch's threads stop waiting on "
+        "each other when another process takes a CPU)."
+        if not settings.threads
+        else ""
+    )
+    return (
+        f"{MODE_LABELS.get(mode.mode, mode.mode)} is noisy: {' and '.join(reasons)}; costs, "
+        f"verdicts and comparisons from it are uncertain.{hint}"
+    )
+
+
+def fullgraph_finding(report: Report, display: Display) -> str | None:
+    mode = report.mode("fullgraph")
+    if mode is None or mode.status != "failed" or mode.error is None:
+        return None
+    err = mode.error
+    where = f" at {display(err.file)}:{err.line}" if err.file else ""
+    code = f" [{err.gb_code}]" if err.gb_code else ""
+    src = f": `{err.code}`" if err.code else ""
+    return f"fullgraph=True fails{code}{where}{src}: {err.gb_type or err.message}"

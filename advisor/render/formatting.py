@@ -1,0 +1,54 @@
+"""The small formatters every renderer shares: numbers as the tables and sentences print them
+(`-` where a value is missing), a source place, and the modes' display names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from advisor.core.model import Location
+
+Display = Callable[[str | None], str]  # a path as the report shows it (see `view.displayer`)
+
+MODE_LABELS = {
+    "eager": "eager",
+    "default": "compile (default)",
+    "fullgraph": "compile (fullgraph=True)",
+}
+
+
+def location(loc: Location | None, display: Display) -> str:
+    return f"{display(loc.file)}:{loc.line}" if loc is not None else "?"
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if abs(value) >= 100:
+        return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.3g}" if abs(value) < 10 else f"{value:.2f}"
+    return f"{value:.4f}"
+
+
+def fmt_s(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_pct(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def fmt_num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_bytes(value: int | None) -> str:
+    if value is None:
+        return "-"
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
