@@ -39,7 +39,7 @@ from typing import Any
 import torch
 
 from advisor import Workload
-from advisor.errors import AdvisorError
+from advisor.core.errors import AdvisorError
 
 # The package specs live here, not in install.py: `advisor run FILE:build` loads this file by
 # path, where the `benchmarks` package may not be importable.
