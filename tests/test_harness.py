@@ -256,7 +256,7 @@ def test_cuda_without_gpu_is_an_error() -> None:
     ],
 )
 def test_compare_outputs(expected: Any, actual: Any, ok: bool) -> None:
-    assert outputs.compare_outputs(expected, actual)[0] is ok
+    assert outputs.compare_outputs(expected, actual).matches is ok
 
 
 # --- adaptive sampling ------------------------------------------------------------------------

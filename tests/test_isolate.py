@@ -21,6 +21,7 @@ from advisor.judge import judge, judge_partial
 from advisor.measure import isolate
 from advisor.measure.isolate import IsolatedRun, Task, TaskResult, measure_isolated
 from advisor.measure.pipeline import MeasureInterrupted, RunOptions
+from advisor.measure.stages import WhatIfPlan
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_WORKER = ROOT / "tests" / "support" / "fake_worker.py"
@@ -113,10 +114,12 @@ def test_a_what_if_that_hangs_is_a_failed_what_if() -> None:
     run.capture = Capture(sites=(site,))
     run.trace = ProfileTrace("cpu", ())
     run.measure_what_ifs()
-    (what_if,) = run.what_ifs
-    assert what_if.knob == knob_for(site).name
-    assert (what_if.status, what_if.targets) == ("failed", ("B1",))
-    assert what_if.error.startswith("Timeout: timed out after 1 s")
+    # the knob for a print, then the print made a no-op, then the two placements: each hangs
+    assert [w.kind for w in run.what_ifs] == ["knob", "noop", "disable", "regional"]
+    assert run.what_ifs[0].knob == knob_for(site).name
+    for what_if in run.what_ifs:
+        assert (what_if.status, what_if.targets) == ("failed", ("B1",))
+        assert what_if.error.startswith("Timeout: timed out after 1 s")
 
 
 def test_ctrl_c_kills_the_running_process_and_keeps_the_modes_measured() -> None:
@@ -166,8 +169,7 @@ def test_tasks_and_results_survive_the_trip_through_json() -> None:
         json.dumps({"n": 2}),
         "cpu",
         Settings(repeats=4),
-        knob,
-        (site,),
+        WhatIfPlan("knob", (site,), knob=knob),
         (site,),
     )
     assert isolate.task_from_json(isolate.task_to_json(task)) == task
@@ -204,7 +206,8 @@ def test_the_worker_measures_each_task_and_the_parent_judges_them(
     knob = knob_for(site)
     assert knob is not None
     sites = default.capture.sites
-    what_if = measured_in_worker(Task("what_if", tiny, "{}", "cpu", settings, knob, sites, sites))
+    plan = WhatIfPlan("knob", sites, knob=knob)
+    what_if = measured_in_worker(Task("what_if", tiny, "{}", "cpu", settings, plan, sites))
 
     assert eager.mode is not None and what_if.what_if is not None
     assert default.environment is not None and default.environment.cpu_threads == 1

@@ -111,6 +111,18 @@ class ModeError:
 
 
 @dataclass(frozen=True)
+class OutputCheck:
+    """A compiled variant's output against eager's: within the dtype tolerances or not, the
+    largest absolute difference, and whether only floating-point rounding can explain it
+    (`comparable`: the same structure, shapes, dtypes, NaN positions and exact non-float
+    values; a print that disappeared or a changed shape is not comparable)."""
+
+    matches: bool
+    max_abs_diff: float | None = None
+    comparable: bool = True
+
+
+@dataclass(frozen=True)
 class ModeResult:
     mode: str
     status: str  # "ok" | "failed" | "skipped"
@@ -123,6 +135,7 @@ class ModeResult:
     max_abs_diff: float | None = None
     error: ModeError | None = None
     graph_count: int | None = None
+    output: OutputCheck | None = None  # None: eager does not reproduce its own output
 
 
 # --- capture ----------------------------------------------------------------------------------
@@ -204,16 +217,39 @@ class RecompileRecord:
 
 
 @dataclass(frozen=True)
-class WhatIf:
-    """A measured counterfactual: the workload compiled again with one Dynamo config knob.
+class CodeUnit:
+    """A module or function a placement compiles or runs eagerly: its path as the user reaches
+    it (`model.layers.3`, `package.module.Class.method`), its class or function name, and where
+    it is defined."""
 
-    Baseline and variant are compiled in the same process and timed with the harness's method;
-    `saving_ms` is baseline minus variant per call, with a bootstrap 95% interval.
+    path: str
+    name: str
+    where: Location | None = None
+
+
+WHAT_IF_KINDS = (
+    "knob",  # a Dynamo config knob
+    "guards",  # the warm default mode without guard evaluation
+    "regional",  # placement: the largest break-free sub-modules compiled, the rest eager
+    "disable",  # placement: torch.compiler.disable on the functions holding the breaks
+    "noop",  # a side effect (print, logging, warnings) made a no-op: what deleting it saves
+)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A measured counterfactual: the workload compiled again with one change (a Dynamo config
+    knob, a placement of torch.compile, a side effect made a no-op).
+
+    Baseline (the default mode) and variant are compiled in the same process and timed with
+    the harness's method; `saving_ms` is baseline minus variant per call, with a bootstrap 95%
+    interval. Both outputs are checked against eager's (`output`, `baseline_output`), so a
+    variant's difference can be judged against the default mode's own.
     """
 
-    knob: str  # e.g. "capture_scalar_outputs=True"
-    setting: str  # the config attribute
-    fix: str  # the kind of fix the knob amounts to: "isolate" | "rewrite" | "delete"
+    knob: str  # identifies it, e.g. "capture_scalar_outputs=True", "placement:regional"
+    setting: str  # the config attribute, or what the variant changes
+    fix: str  # what it amounts to: "isolate" | "rewrite" | "delete" | "guards" | "placement"
     status: str  # "measured" | "failed"
     targets: tuple[str, ...] = ()  # site ids the knob was tried for
     removed: tuple[str, ...] = ()  # of those, the ones the variant no longer has
@@ -231,6 +267,10 @@ class WhatIf:
     behaviour_change: str | None = None  # the knob's documented behaviour change (a key)
     recompiled_while_timed: bool = False
     error: str | None = None
+    kind: str = "knob"  # one of WHAT_IF_KINDS
+    subjects: tuple[CodeUnit, ...] = ()  # placement: the modules compiled / functions disabled
+    output: OutputCheck | None = None  # the variant's output against eager's
+    baseline_output: OutputCheck | None = None  # the default mode's, in the same process
 
     @property
     def clean(self) -> bool:

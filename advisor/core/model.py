@@ -40,6 +40,7 @@ from advisor.core.judged import (
 )
 from advisor.core.measured import (
     BreakSite,
+    CodeUnit,
     Environment,
     GraphRecord,
     LatencyStats,
@@ -47,6 +48,7 @@ from advisor.core.measured import (
     ModeError,
     ModeResult,
     Note,
+    OutputCheck,
     RecompileRecord,
     Settings,
     WhatIf,
@@ -64,6 +66,7 @@ __all__ = [
     "BreakSite",
     "Calibration",
     "CallTimeline",
+    "CodeUnit",
     "CostParts",
     "CostTerms",
     "Decision",
@@ -75,6 +78,7 @@ __all__ = [
     "ModeError",
     "ModeResult",
     "Note",
+    "OutputCheck",
     "RecompileAdvice",
     "RecompileRecord",
     "Report",

@@ -181,6 +181,23 @@ def logger_method(code: str) -> str | None:
     return "warning" if method == "warn" else method
 
 
+_WARN_CALL = re.compile(r"\bwarn(?:ings\.warn)?\s*\(")
+
+
+def noop_for(site: BreakSite) -> str | None:
+    """The side effect at a break that can be made a no-op to measure deleting it: "print",
+    "logger:<method>" or "warn"; None for any other break."""
+    key = category_for(site).key
+    if key == "print":
+        return "print"
+    if key == "logging":
+        method = logger_method(site.where.code)
+        return f"logger:{method}" if method else None
+    if _WARN_CALL.search(site.where.code) or site.where.file.endswith("/warnings.py"):
+        return "warn"
+    return None
+
+
 def skipped_in_loop(site: BreakSite) -> bool:
     return site.frame_skipped and site.skip_code == LOOP_SKIP_CODE
 

@@ -238,8 +238,7 @@ def _reference_output(workload: Workload, first: Any, notes: list[Note]) -> Any:
             f"the workload fails in eager mode on its second call: {type(exc).__name__}: "
             f"{first_line(exc)}"
         ) from exc
-    same, _ = compare_outputs(first, again)
-    if same:
+    if compare_outputs(first, again).matches:
         return first
     notes.append(Note("eager_not_reproducible"))
     return NO_REFERENCE
@@ -271,16 +270,15 @@ def _first_call_compiled(
         # Warm-up inside the observer: recompiles triggered by later calls belong to this mode.
         for _ in range(settings.warmup):
             call()
-    matches, max_diff = (
-        compare_outputs(reference, output) if reference is not NO_REFERENCE else (None, None)
-    )
+    check = compare_outputs(reference, output) if reference is not NO_REFERENCE else None
     result = ModeResult(
         mode,
         "ok",
         first_call_s=first,
-        matches_eager=matches,
-        max_abs_diff=max_diff,
+        matches_eager=check.matches if check else None,
+        max_abs_diff=check.max_abs_diff if check else None,
         graph_count=len(backend.compile_ids),
+        output=check,
     )
     return ModeRun(mode, call, result, output, backend)
 

@@ -43,7 +43,6 @@ from advisor.core.model import (
 from advisor.core.paths import is_installed
 from advisor.core.processes import run_process
 from advisor.core.serial import from_jsonable, to_jsonable
-from advisor.core.taxonomy import Knob
 from advisor.measure import environment
 from advisor.measure.harness import MODE_ORDER
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, workload_info
@@ -63,17 +62,12 @@ class Task:
     params_json: str  # the factory's keyword arguments, a JSON object
     device: str
     settings: Settings
-    knob: Knob | None = None  # kind "what_if"
-    targets: tuple[BreakSite, ...] = ()  # kind "what_if": the sites the knob may remove
+    plan: WhatIfPlan | None = None  # kind "what_if": what to measure
     sites: tuple[BreakSite, ...] = ()  # kind "what_if": every site of the default mode
 
     @property
     def label(self) -> str:
-        return self.kind if self.knob is None else f"{self.kind} {self.knob.name}"
-
-    @property
-    def plan(self) -> WhatIfPlan | None:
-        return WhatIfPlan(self.knob, self.targets) if self.knob is not None else None
+        return self.kind if self.plan is None else f"{self.kind} {self.plan.label}"
 
 
 @dataclass(frozen=True)
@@ -316,7 +310,7 @@ class IsolatedRun:
             return
         sites = self.capture.sites
         for plan in what_if_plan(sites):
-            task = self.task("what_if", knob=plan.knob, targets=plan.targets, sites=sites)
+            task = self.task("what_if", plan=plan, sites=sites)
             outcome = self.run(task, f"what-if {plan.label}")
             self.what_ifs.append(_what_if_result(plan, outcome))
 

@@ -95,7 +95,7 @@ def _default(task: Task, workload: Workload) -> TaskResult:
 def _what_if(task: Task, workload: Workload) -> TaskResult:
     plan = task.plan
     if plan is None:
-        raise AdvisorError("a what-if task names no knob")
+        raise AdvisorError("a what-if task names nothing to measure")
     notes: list[Note] = []
     reference = harness.eager_reference(workload, notes)
     what_if = measure_what_if(workload, plan, reference, task.settings, task.device, task.sites)

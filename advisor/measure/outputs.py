@@ -3,11 +3,11 @@ dtype-aware tolerances, the largest difference kept."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
 
+from advisor.core.model import OutputCheck
 from advisor.measure import torch_adapter
 
 # (rtol, atol) per dtype; looser than torch.testing's defaults because compiled kernels fuse and
@@ -20,38 +20,41 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 }
 
 
-def compare_outputs(expected: Any, actual: Any) -> tuple[bool, float | None]:
-    """Whether `actual` matches `expected` (nested tensors/containers), and the max abs diff."""
+def compare_outputs(expected: Any, actual: Any) -> OutputCheck:
+    """`actual` against `expected` (nested tensors and containers): within the dtype
+    tolerances, the largest absolute difference of the floating-point leaves, and whether
+    anything but floating-point rounding differs."""
     exp_leaves, exp_spec = torch_adapter.tree_leaves_and_spec(expected)
     act_leaves, act_spec = torch_adapter.tree_leaves_and_spec(actual)
     if exp_spec != act_spec:
-        return False, None
-    worst: float | None = None
-    ok = True
-    for exp, act in zip(exp_leaves, act_leaves, strict=True):
-        if isinstance(exp, torch.Tensor) and isinstance(act, torch.Tensor):
-            if exp.shape != act.shape or exp.dtype != act.dtype:
-                return False, None
-            if exp.numel() == 0:
-                continue
-            if exp.dtype.is_floating_point or exp.dtype.is_complex:
-                rtol, atol = TOLERANCES.get(exp.dtype, (1e-4, 1e-4))
-                diff = (exp.detach().double() - act.detach().double().to(exp.device)).abs()
-                limit = atol + rtol * exp.detach().double().abs()
-                nan_match = torch.isnan(exp) == torch.isnan(act.to(exp.device))
-                ok = (
-                    ok
-                    and bool(nan_match.all())
-                    and bool(((diff <= limit) | torch.isnan(diff)).all())
-                )
-                finite = diff[~torch.isnan(diff)]
-                if finite.numel():
-                    worst = max(worst or 0.0, float(finite.max()))
-            else:
-                ok = ok and bool(torch.equal(exp.cpu(), act.cpu()))
-                worst = max(worst or 0.0, 0.0 if torch.equal(exp.cpu(), act.cpu()) else math.inf)
-        elif exp != act:
-            ok = False
-    if worst is not None and math.isinf(worst):
-        worst = None
-    return ok, worst
+        return OutputCheck(False, None, comparable=False)
+    checks = [_leaf(exp, act) for exp, act in zip(exp_leaves, act_leaves, strict=True)]
+    diffs = [d for _, d, _ in checks if d is not None]
+    return OutputCheck(
+        matches=all(ok for ok, _, _ in checks),
+        max_abs_diff=max(diffs) if diffs else None,
+        comparable=all(same for _, _, same in checks),
+    )
+
+
+def _leaf(exp: Any, act: Any) -> tuple[bool, float | None, bool]:
+    """(within tolerance, largest float difference, only rounding differs) for one leaf."""
+    if not (isinstance(exp, torch.Tensor) and isinstance(act, torch.Tensor)):
+        same = bool(exp == act) if not isinstance(exp, torch.Tensor) else False
+        return same, None, same
+    if exp.shape != act.shape or exp.dtype != act.dtype:
+        return False, None, False
+    if exp.numel() == 0:
+        return True, None, True
+    expected, actual = exp.detach(), act.detach().to(exp.device)
+    if not (exp.dtype.is_floating_point or exp.dtype.is_complex):
+        same = bool(torch.equal(expected.cpu(), actual.cpu()))
+        return same, None, same
+    rtol, atol = TOLERANCES.get(exp.dtype, (1e-4, 1e-4))
+    diff = (expected.double() - actual.double()).abs()
+    nan_match = bool((torch.isnan(expected) == torch.isnan(actual)).all())
+    within = bool(((diff <= atol + rtol * expected.double().abs()) | torch.isnan(diff)).all())
+    finite = diff[torch.isfinite(diff)]
+    worst = float(finite.max()) if finite.numel() else None
+    inf_match = bool((torch.isinf(expected) == torch.isinf(actual)).all())
+    return nan_match and within, worst, nan_match and inf_match

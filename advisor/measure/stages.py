@@ -12,17 +12,23 @@ Which what-ifs to try follows from the kinds of break captured, never from a jud
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import BreakSite, Note, Settings, WhatIf
-from advisor.core.taxonomy import Knob, knob_for
+from advisor.core.taxonomy import Knob, knob_for, noop_for
 from advisor.measure import harness
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
-from advisor.measure.whatif import measure_guard_skip, measure_knob
+from advisor.measure.variants import (
+    disable_variant,
+    noop_variant,
+    regional_variant,
+    variant_record,
+)
+from advisor.measure.whatif import Variant, knob_variant, measure_guard_skip, measure_variant
 from advisor.measure.workload import Workload
 
 # Profiler sessions per run, each paired with its own unprofiled timing (see profile_calls).
@@ -67,31 +73,48 @@ def profile_default(
 
 @dataclass(frozen=True)
 class WhatIfPlan:
-    """One what-if to measure: a config knob and the captured sites it may remove."""
+    """One what-if to measure: its kind ("knob", "noop", "disable", "regional"), the captured
+    sites it may remove, and its knob or no-op."""
 
-    knob: Knob
+    kind: str
     targets: tuple[BreakSite, ...]
+    knob: Knob | None = None
+    noop: str | None = None
 
     @property
     def label(self) -> str:
-        return self.knob.name
+        if self.knob is not None:
+            return self.knob.name
+        return f"{self.kind} {self.noop}" if self.noop else self.kind
 
-    def failed(self, error: str) -> WhatIf:
-        """The record of this what-if when it could not be measured."""
-        knob = self.knob
+    def failed(self, error: str, status: str = "failed") -> WhatIf:
+        """The record of this what-if when it could not be measured (or did not apply)."""
         ids = tuple(t.id for t in self.targets)
-        return WhatIf(knob.name, knob.setting, knob.fix, "failed", ids, error=error)
+        if self.knob is not None:
+            knob = self.knob
+            return WhatIf(knob.name, knob.setting, knob.fix, status, ids, error=error)
+        record = variant_record(self.kind, self.targets, self.noop, status)
+        return replace(record, error=error)
 
 
 def what_if_plan(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
-    """Each config knob that could remove one of the captured breaks, with the sites it may
-    remove (from the break kinds alone: nothing has been judged yet)."""
+    """What to try, from the kinds of break captured alone (nothing has been judged yet): each
+    config knob that could remove a break, each side effect to make a no-op, and, where there
+    are breaks, the two placements (disable the functions holding them; compile only the
+    break-free sub-modules)."""
     by_knob: dict[Knob, list[BreakSite]] = {}
+    by_noop: dict[str, list[BreakSite]] = {}
     for site in sites:
-        knob = knob_for(site)
+        knob, noop = knob_for(site), noop_for(site)
         if knob is not None:
             by_knob.setdefault(knob, []).append(site)
-    return [WhatIfPlan(knob, tuple(targets)) for knob, targets in by_knob.items()]
+        if noop is not None:
+            by_noop.setdefault(noop, []).append(site)
+    plans = [WhatIfPlan("knob", tuple(t), knob=k) for k, t in by_knob.items()]
+    plans += [WhatIfPlan("noop", tuple(t), noop=n) for n, t in by_noop.items()]
+    if sites:
+        plans += [WhatIfPlan("disable", sites), WhatIfPlan("regional", sites)]
+    return plans
 
 
 def measure_what_if(
@@ -103,6 +126,27 @@ def measure_what_if(
     sites: tuple[BreakSite, ...],
 ) -> WhatIf:
     """Stage 3 for one item of the plan (Dynamo is reset: run it after stage 2)."""
-    return measure_knob(
-        workload, plan.knob, list(plan.targets), reference, settings, device, baseline_sites=sites
+    targets = list(plan.targets)
+    variant = _variant(workload, plan, sites)
+    if variant is None:
+        return plan.failed(_NOT_APPLICABLE[plan.kind], status="skipped")
+    return measure_variant(
+        workload, variant, targets, reference, settings, device, baseline_sites=sites
     )
+
+
+_NOT_APPLICABLE = {
+    "regional": "no sub-module of the workload compiles without a break on its own",
+    "disable": "no function holding a break could be found to disable",
+}
+
+
+def _variant(workload: Workload, plan: WhatIfPlan, sites: tuple[BreakSite, ...]) -> Variant | None:
+    targets = list(plan.targets)
+    if plan.knob is not None:
+        return knob_variant(plan.knob, targets)
+    if plan.noop is not None:
+        return noop_variant(plan.noop, targets)
+    if plan.kind == "disable":
+        return disable_variant(workload, sites, targets)
+    return regional_variant(workload, targets)

@@ -1,6 +1,7 @@
-"""Measured counterfactuals: compile the workload again with a Dynamo config knob that removes a
-break, check it still matches eager and whether visible behaviour changes, and time it
-interleaved with the unmodified default mode.
+"""Measured counterfactuals: the workload compiled again with one change (a `Variant`: a Dynamo
+config knob, a placement of torch.compile, a side effect made a no-op), checked against eager
+(and the default mode's own difference from eager kept beside it), its visible behaviour
+compared, and timed interleaved with the unmodified default mode.
 
 Each what-if is its own A/B: Dynamo is reset, the baseline and the variant are compiled with
 backends of their own (so neither reuses the other's code), and both are timed round-robin with
@@ -18,7 +19,15 @@ from typing import Any
 
 from advisor.core.artifacts import Capture
 from advisor.core.errors import first_line
-from advisor.core.model import BreakSite, LatencyStats, Location, Note, Settings, WhatIf
+from advisor.core.model import (
+    BreakSite,
+    LatencyStats,
+    Location,
+    Note,
+    OutputCheck,
+    Settings,
+    WhatIf,
+)
 from advisor.core.stats import median_difference_ci
 from advisor.core.taxonomy import Knob
 from advisor.measure import harness, torch_adapter
@@ -79,9 +88,31 @@ def _stdout_of(call: Callable[[], Any]) -> tuple[Any, str]:
     return result, buffer.getvalue()
 
 
+Context = Callable[[], contextlib.AbstractContextManager[Any]]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One change to measure: its record (what it is), how to build its call from the
+    workload and a backend (`make_call`; default: the workload compiled as in the default
+    mode) and what to enter around its compile and warm-up only (`compiling`: a config knob)."""
+
+    record: WhatIf
+    make_call: Callable[[Workload, Any], Callable[[], Any]] | None = None
+    compiling: Context = contextlib.nullcontext
+
+
+def knob_variant(knob: Knob, targets: list[BreakSite]) -> Variant:
+    record = WhatIf(knob.name, knob.setting, knob.fix, "measured", tuple(t.id for t in targets))
+    record = replace(record, behaviour_change=knob.behaviour)
+    return Variant(
+        record, compiling=lambda: torch_adapter.dynamo_config_patch(knob.setting, knob_value(knob))
+    )
+
+
 @dataclass
 class _Variant:
-    """The knob variant, compiled and run under the capture, before the baseline."""
+    """The variant, compiled and run under the capture, before the baseline."""
 
     call: Callable[[], Any]
     capture: Capture | None
@@ -102,38 +133,57 @@ def measure_knob(
     timer: Timer | None = None,
     baseline_sites: tuple[BreakSite, ...] = (),
 ) -> WhatIf:
-    """Compile baseline and knob variant, check the variant, time both interleaved.
+    """A config knob's what-if (see `measure_variant`)."""
+    variant = knob_variant(knob, targets)
+    return measure_variant(
+        workload, variant, targets, reference_output, settings, device, timer, baseline_sites
+    )
 
-    One measurement serves every site the knob addresses (e.g. several prints): the record says
-    which of them the variant no longer has, and whether new breaks took their place.
+
+def measure_variant(
+    workload: Workload,
+    variant: Variant,
+    targets: list[BreakSite],
+    reference_output: Any,
+    settings: Settings,
+    device: str,
+    timer: Timer | None = None,
+    baseline_sites: tuple[BreakSite, ...] = (),
+) -> WhatIf:
+    """Compile baseline and variant, check the variant, time both interleaved.
+
+    One measurement serves every site the variant addresses (e.g. several prints): the record
+    says which of them the variant no longer has, and whether new breaks took their place.
     """
     timer = timer or timer_for(device)
-    base = WhatIf(knob.name, knob.setting, knob.fix, "measured", tuple(t.id for t in targets))
+    base = variant.record
     # When Dynamo skips a frame (a break in a loop) it marks the code object to be skipped for
     # every later compile in the process, whatever the backend or config. So the variant is
     # compiled first, and where the original skips frames, the two cannot be warm at once: the
     # variant is timed before the baseline is compiled (sequential, not interleaved).
     skips_frames = any(s.frame_skipped for s in (*baseline_sites, *targets))
     try:
-        variant = _run_variant(workload, knob, settings, timer, skips_frames)
-        base_call, base_stdout = _run_baseline(workload, settings)
-    except Exception as exc:  # a knob that breaks compilation is a finding for this what-if
+        run = _run_variant(workload, variant, settings, timer, skips_frames)
+        base_call, base_output, base_stdout = _run_baseline(workload, settings)
+    except Exception as exc:  # a variant that breaks compilation is a finding for this what-if
         return replace(base, status="failed", error=f"{type(exc).__name__}: {first_line(exc)}")
-    record = _compare_sites(base, variant.capture, targets, baseline_sites)
+    record = _compare_sites(base, run.capture, targets, baseline_sites)
+    output = _check(reference_output, run.output)
     record = replace(
         record,
-        matches_eager=_matches(reference_output, variant.output),
-        stdout_chars=(len(base_stdout), len(variant.stdout)),
-        behaviour_change=knob.behaviour,
+        matches_eager=output.matches if output else None,
+        output=output,
+        baseline_output=_check(reference_output, base_output),
+        stdout_chars=(len(base_stdout), len(run.stdout)),
     )
     try:
-        ab = _time(base_call, variant, settings, timer)
+        ab = _time(base_call, run, settings, timer)
     except RuntimeError as exc:  # one of the two failed while being timed
         return replace(record, status="failed", error=f"timing failed: {first_line(exc)}")
     return replace(
         _with_timing(record, ab),
-        interleaved=variant.stats is None,
-        recompiled_while_timed=len(variant.backend.compile_ids) != variant.compiled_before,
+        interleaved=run.stats is None,
+        recompiled_while_timed=len(run.backend.compile_ids) != run.compiled_before,
     )
 
 
@@ -150,44 +200,47 @@ def _with_timing(record: WhatIf, ab: ABResult) -> WhatIf:
     )
 
 
-def _matches(reference_output: Any, output: Any) -> bool | None:
-    """Whether a variant's output matches eager's; None when eager does not reproduce its own."""
+def _check(reference_output: Any, output: Any) -> OutputCheck | None:
+    """A variant's output against eager's; None when eager does not reproduce its own."""
     if reference_output is harness.NO_REFERENCE:
         return None
-    return compare_outputs(reference_output, output)[0]
+    return compare_outputs(reference_output, output)
 
 
 def _run_variant(
-    workload: Workload, knob: Knob, settings: Settings, timer: Timer, time_now: bool
+    workload: Workload, variant: Variant, settings: Settings, timer: Timer, time_now: bool
 ) -> _Variant:
     torch_adapter.reset_dynamo()
     backend = torch_adapter.InductorBackend("whatif-variant")
-    call = harness.compiled_call(workload, backend, False)
-
+    make_call = variant.make_call or _compiled
+    call = make_call(workload, backend)
     capture = CaptureSession()
-    with torch_adapter.dynamo_config_patch(knob.setting, knob_value(knob)), capture:
+    with variant.compiling(), capture:
         for _ in range(1 + settings.warmup):
             _stdout_of(call)
     compiled_before = len(backend.compile_ids)
     output, stdout = _stdout_of(call)
     result = capture.result()
-    variant = _Variant(
+    run = _Variant(
         call, result if result.frames else None, output, stdout, compiled_before, backend
     )
     if time_now:
-        variant.stats = _timed(interleaved_samples([("variant", call)], settings, timer), "variant")
+        run.stats = _timed(interleaved_samples([("variant", call)], settings, timer), "variant")
         torch_adapter.reset_dynamo()
-    return variant
+    return run
 
 
-def _run_baseline(workload: Workload, settings: Settings) -> tuple[Callable[[], Any], str]:
+def _compiled(workload: Workload, backend: Any) -> Callable[[], Any]:
+    return harness.compiled_call(workload, backend, False)
+
+
+def _run_baseline(workload: Workload, settings: Settings) -> tuple[Callable[[], Any], Any, str]:
     backend = torch_adapter.InductorBackend("whatif-baseline")
-    call = harness.compiled_call(workload, backend, False)
-
+    call = _compiled(workload, backend)
     for _ in range(1 + settings.warmup):
         _stdout_of(call)
-    _, stdout = _stdout_of(call)
-    return call, stdout
+    output, stdout = _stdout_of(call)
+    return call, output, stdout
 
 
 def _compare_sites(
@@ -269,4 +322,10 @@ def measure_guard_skip(
         ab = ab_timing(plain, skipping, settings, timer)
     except Exception as exc:  # a stance this code cannot run under is a finding, not a crash
         return replace(base, status="failed", error=f"{type(exc).__name__}: {first_line(exc)}")
-    return replace(_with_timing(base, ab), matches_eager=_matches(reference_output, output))
+    check = _check(reference_output, output)
+    return replace(
+        _with_timing(base, ab),
+        kind="guards",
+        matches_eager=check.matches if check else None,
+        output=check,
+    )

@@ -59,7 +59,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
 
     torch.set_num_threads(threads)
     from advisor.measure import torch_adapter as ta
-    from advisor.measure.harness import compare_outputs
+    from advisor.measure.outputs import compare_outputs
     from benchmarks.zoo.hf_models import MODELS, build, parameter_count
 
     spec = MODELS[name]
@@ -77,11 +77,11 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
     fn, args, kwargs = workload.fn, workload.args, dict(workload.kwargs)
 
     expected = fn(*args, **kwargs)
-    rec["deterministic"] = compare_outputs(expected, fn(*args, **kwargs))[0]
+    rec["deterministic"] = compare_outputs(expected, fn(*args, **kwargs)).matches
     rec["eager_ms"] = round(_median_ms(lambda: fn(*args, **kwargs)), 3)
 
     def matches(out: Any) -> bool:
-        return compare_outputs(expected, out)[0]
+        return compare_outputs(expected, out).matches
 
     compiled, capture = compile_and_capture(fn, args, kwargs)
     rec["default"] = {

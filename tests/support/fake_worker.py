@@ -28,14 +28,20 @@ def mode_result(mode: str) -> dict[str, object]:
 
 
 def what_if_result(task: dict[str, object]) -> dict[str, object]:
-    knob = task["knob"]
-    assert isinstance(knob, dict)
+    plan = task["plan"]
+    assert isinstance(plan, dict)
+    knob = plan["knob"]
+    if isinstance(knob, dict):
+        name, setting, fix = knob["name"], knob["setting"], knob["fix"]
+    else:
+        name, setting, fix = f"placement:{plan['kind']}", plan["kind"], "placement"
     return {
-        "knob": knob["name"],
-        "setting": knob["setting"],
-        "fix": knob["fix"],
+        "knob": name,
+        "setting": setting,
+        "fix": fix,
         "status": "measured",
         "saving_ms": 0.2,
+        "kind": plan["kind"],
     }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from advisor.measure.torch_adapter.compiler import (
     DYNAMO_LOGGER,
+    DisabledFrames,
     InductorBackend,
     break_probe_functions,
     compile_config_state,
@@ -103,6 +104,7 @@ __all__ = [
     "TRACE_LOGGER",
     "BreakMessage",
     "BreakPart",
+    "DisabledFrames",
     "EventKind",
     "InductorBackend",
     "ParsedBreak",

@@ -189,3 +189,76 @@ def tree_leaves_and_spec(value: Any) -> tuple[list[Any], Any]:
 
 
 DYNAMO_LOGGER = "torch._dynamo"
+
+
+# --- running chosen frames eagerly (what `torch.compiler.disable` does) -------------------------
+
+
+class DisabledFrames:
+    """A context in which each of `functions` is replaced, wherever a module or class holds it
+    (module globals, class attributes), by `torch.compiler.disable(function)`: Dynamo breaks the
+    graph at its call and runs it, and all it calls, eagerly. Entered around each compile and
+    call of a placement variant only, so other compiled code in the process keeps the original.
+    A reference held elsewhere (a closure, a local alias) keeps calling the original."""
+
+    def __init__(self, functions: list[Callable[..., Any]]) -> None:
+        import torch
+
+        self.patches: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, disabled)
+        for fn in functions:
+            disabled = torch.compiler.disable(fn)
+            for owner, name, original in _holders(fn):
+                replacement = (
+                    staticmethod(disabled) if isinstance(original, staticmethod) else disabled
+                )
+                self.patches.append((owner, name, original, replacement))
+
+    def __enter__(self) -> DisabledFrames:
+        for owner, name, _, disabled in self.patches:
+            setattr(owner, name, disabled)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name, original, _ in reversed(self.patches):
+            setattr(owner, name, original)
+
+
+def _holders(fn: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, value) for every module global and class attribute that is `fn`
+    (a class attribute may hold it as a staticmethod)."""
+    import sys
+    import warnings
+
+    out: list[tuple[Any, str, Any]] = []
+    seen: set[int] = set()
+    with warnings.catch_warnings():  # reading a deprecated module attribute warns
+        warnings.simplefilter("ignore")
+        for module in list(sys.modules.values()):
+            out += _held_in(module, fn, seen)
+    return out
+
+
+def _held_in(module: Any, fn: Callable[..., Any], seen: set[int]) -> list[tuple[Any, str, Any]]:
+    """Where one module's globals, and the classes among them, hold `fn`."""
+    namespace = getattr(module, "__dict__", None)
+    if not isinstance(namespace, dict):
+        return []
+    out: list[tuple[Any, str, Any]] = []
+    for name, value in list(namespace.items()):
+        if value is fn:
+            out.append((module, name, value))
+        elif _is_class(value) and id(value) not in seen:
+            seen.add(id(value))
+            out += [(value, n, v) for n, v in vars(value).items() if _holds(v, fn)]
+    return out
+
+
+def _is_class(value: Any) -> bool:
+    try:
+        return isinstance(value, type)
+    except ReferenceError:  # a weak proxy whose object is gone
+        return False
+
+
+def _holds(value: Any, fn: Callable[..., Any]) -> bool:
+    return value is fn or (isinstance(value, staticmethod) and value.__func__ is fn)

@@ -1,0 +1,131 @@
+"""The what-ifs besides config knobs, each a `Variant` to measure against the default mode:
+
+- placements (see `placement`): regional compilation of the largest break-free sub-modules, and
+  `torch.compiler.disable` on the functions that hold the breaks;
+- side effects made no-ops (`print`, a logger method, `warnings.warn`) in the variant's compile
+  and calls: what deleting the call saves, measured (moving it out of the compiled function
+  keeps the call's own time, which the judge takes from the profile).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import logging
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from advisor.core.model import BreakSite, WhatIf
+from advisor.measure import harness, placement, torch_adapter
+from advisor.measure.whatif import Variant
+from advisor.measure.workload import Workload
+
+_LOGGER_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
+NOOPS = ("print", "warn", *(f"logger:{m}" for m in _LOGGER_METHODS))
+
+
+def variant_key(kind: str, noop: str | None = None) -> str:
+    """How a placement or no-op what-if is named in the records (`WhatIf.knob`)."""
+    return f"noop:{noop}" if noop else f"placement:{kind}"
+
+
+def variant_record(
+    kind: str, targets: tuple[BreakSite, ...], noop: str | None = None, status: str = "measured"
+) -> WhatIf:
+    ids = tuple(t.id for t in targets)
+    fix = "delete" if noop else "placement"
+    return WhatIf(variant_key(kind, noop), kind, fix, status, ids, kind=kind)
+
+
+def regional_variant(workload: Workload, targets: list[BreakSite]) -> Variant | None:
+    """The largest break-free sub-modules compiled in place, the rest eager; None when the
+    workload reaches no module, or no part of it compiles clean on its own."""
+    roots = placement.module_roots(workload)
+    if not roots:
+        return None
+    regions = placement.clean_regions(roots, placement.record_calls(workload, roots))
+    if not regions:
+        return None
+    record = replace(
+        variant_record("regional", tuple(targets)),
+        subjects=placement.region_units(regions),
+    )
+
+    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
+        installed = placement.CompiledRegions(regions, backend)
+
+        def call() -> Any:
+            with installed:
+                return workload()
+
+        return call
+
+    return Variant(record, make_call)
+
+
+def disable_variant(
+    workload: Workload, sites: tuple[BreakSite, ...], targets: list[BreakSite]
+) -> Variant | None:
+    """`torch.compiler.disable` on the smallest function holding each break, the rest compiled
+    as in the default mode; None when no such function can be found."""
+    found = placement.functions_holding(sites, workload)
+    if not found:
+        return None
+    disabled = torch_adapter.DisabledFrames([fn for _, fn in found])
+    record = replace(
+        variant_record("disable", tuple(targets)),
+        subjects=tuple(unit for unit, _ in found),
+    )
+
+    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
+        compiled = harness.compiled_call(workload, backend, False)
+
+        def call() -> Any:
+            with disabled:
+                return compiled()
+
+        return call
+
+    return Variant(record, make_call)
+
+
+def noop_variant(noop: str, targets: list[BreakSite]) -> Variant:
+    """`noop` ("print", "warn" or "logger:<method>") made a no-op while compiling and calling."""
+
+    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
+        compiled = harness.compiled_call(workload, backend, False)
+
+        def call() -> Any:
+            with silenced(noop):
+                return compiled()
+
+        return call
+
+    return Variant(variant_record("noop", tuple(targets), noop), make_call)
+
+
+@contextlib.contextmanager
+def silenced(noop: str) -> Iterator[None]:
+    owner, name = _target(noop)
+    original = getattr(owner, name)
+    setattr(owner, name, _nothing)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def _target(noop: str) -> tuple[Any, str]:
+    if noop == "print":
+        return builtins, "print"
+    if noop == "warn":
+        return warnings, "warn"
+    if noop.startswith("logger:"):
+        return logging.Logger, noop.split(":", 1)[1]
+    raise ValueError(f"unknown no-op {noop!r}")
+
+
+def _nothing(*_args: Any, **_kwargs: Any) -> None:
+    return None
