@@ -11,7 +11,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from advisor.core import argtypes
 from advisor.core.errors import AdvisorError, first_line, one_line
@@ -147,6 +147,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
+    _add_judge_parser(sub)
+
+    show = sub.add_parser("show", help="re-render a saved report")
+    show.add_argument("report", help="report.json or a report folder")
+    show.add_argument("--format", choices=("text", "md", "html", "json", "trace"), default="text")
+    show.add_argument("--redact", action="store_true", help=_REDACT_HELP)
+
+    _add_compare_parser(sub)
+
+    sub.add_parser("scenarios", help="list the built-in scenarios")
+
+    from advisor.check_cli import add_check_options
+
+    check = sub.add_parser("check", help="CI gate: fail when breaks cost more than a baseline")
+    _add_run_options(check)
+    add_check_options(check)
+
+    from advisor.sweep.cli import add_sweep_parser
+
+    add_sweep_parser(sub, _positive_int, argtypes.positive)
+    return parser
+
+
+def _add_judge_parser(sub: Any) -> None:
     judge = sub.add_parser(
         "judge", help="judge a saved run again from its measurements.json (no torch needed)"
     )
@@ -163,34 +187,20 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--quiet", action="store_true", help="no summary on stdout")
     judge.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
-    show = sub.add_parser("show", help="re-render a saved report")
-    show.add_argument("report", help="report.json or a report folder")
-    show.add_argument("--format", choices=("text", "md", "html", "json", "trace"), default="text")
-    show.add_argument("--redact", action="store_true", help=_REDACT_HELP)
 
+def _add_compare_parser(sub: Any) -> None:
     compare = sub.add_parser("compare", help="before/after comparison of two reports")
     compare.add_argument("before")
     compare.add_argument("after")
-    compare.add_argument("--out", type=Path, help="folder for compare.md/.json/.html")
+    compare.add_argument(
+        "--out", type=Path, help="folder for compare.md and compare.json (never overwritten)"
+    )
     compare.add_argument(
         "--min-effect",
         type=argtypes.fraction,
         default=0.05,
         help="a change smaller than this fraction is never significant (default 0.05 = 5%%)",
     )
-
-    sub.add_parser("scenarios", help="list the built-in scenarios")
-
-    from advisor.check_cli import add_check_options
-
-    check = sub.add_parser("check", help="CI gate: fail when breaks cost more than a baseline")
-    _add_run_options(check)
-    add_check_options(check)
-
-    from advisor.sweep.cli import add_sweep_parser
-
-    add_sweep_parser(sub, _positive_int, argtypes.positive)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -164,13 +164,7 @@ def recipe(entry: BreakEntry, report: Report, display: Display) -> str:
     where = location(site.where, display)
     code = site.where.code or "?"
     if decision is not None and decision.library and decision.basis != "measured":
-        reached = (
-            f", reached from {location(site.reached_from, display)} "
-            f"(`{site.reached_from.code or '?'}`)"
-            if site.reached_from
-            else ""
-        )
-        text = LIBRARY_RECIPE.format(library=where, reached=reached)
+        text = LIBRARY_RECIPE.format(library=where, reached=_reached(site, display))
         return text + (("\nRegistry hints: " + " ".join(site.hints)) if site.hints else "")
     key = decision.category if decision else "other"
     text = RECIPES.get(key, RECIPES["other"]).format(where=where, code=code)
@@ -180,6 +174,39 @@ def recipe(entry: BreakEntry, report: Report, display: Display) -> str:
     if key == "other" and site.hints:
         text += "\nRegistry hints: " + " ".join(site.hints)
     return text + _knob_note(entry, report, display)
+
+
+def recipe_first_sentence(entry: BreakEntry, display: Display) -> str:
+    """The recipe's first sentence: what to do (after a skipped frame's lead, if any). Cut from
+    the template before the line's path and source are filled in, so they cannot end it early."""
+    site, decision = entry.site, entry.decision
+    if decision is None:
+        return ""
+    where = location(site.where, display)
+    if decision.library and decision.basis != "measured":
+        lead = _first_sentence(LIBRARY_RECIPE)
+        return lead.format(library=where, reached=_reached(site, display))
+    template = RECIPES.get(decision.category, RECIPES["other"])
+    return _first_sentence(template).format(where=where, code=site.where.code or "?")
+
+
+def _first_sentence(template: str) -> str:
+    """Up to the first full stop that ends a sentence: followed by a space or the end, and
+    outside `code` and parentheses (`(e.g. ...)`)."""
+    depth, in_code = 0, False
+    for i, char in enumerate(template):
+        in_code ^= char == "`"
+        depth += 0 if in_code else (char == "(") - (char == ")")
+        if char == "." and not in_code and depth == 0 and template[i + 1 : i + 2] in (" ", ""):
+            return template[: i + 1]
+    return template
+
+
+def _reached(site: BreakSite, display: Display) -> str:
+    reached = site.reached_from
+    if reached is None:
+        return ""
+    return f", reached from {location(reached, display)} (`{reached.code or '?'}`)"
 
 
 def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
@@ -458,17 +485,6 @@ def recompile_recommendation(r: RecompileAdvice) -> str:
             "it constant, or mark the int dynamic"
         ),
     }.get(r.cause, f"fix the failing guard: {r.reason[:160]}")
-
-
-def recompile_summary(recompiles: tuple[RecompileAdvice, ...]) -> str | None:
-    if not recompiles:
-        return None
-    by_function: dict[str, int] = {}
-    for r in recompiles:
-        by_function[r.function] = by_function.get(r.function, 0) + 1
-    total_s = sum(r.compile_s or 0.0 for r in recompiles)
-    listed = ", ".join(f"{fn} x{n}" for fn, n in by_function.items())
-    return f"{len(recompiles)} recompile(s) ({listed}) cost {total_s:.2f} s of compile time"
 
 
 def ledger_note(ledger: Ledger) -> str | None:

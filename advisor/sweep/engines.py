@@ -23,7 +23,6 @@ from typing import IO, Any
 from advisor.core.errors import AdvisorError, first_line
 from advisor.sweep.manifest import TargetSpec
 
-STATUSES = ("ok", "failed", "timeout", "crashed")
 STDERR_FILE = "stderr.txt"
 TAIL_LINES = 12
 
