@@ -2,7 +2,8 @@
 
 Exit 0: nothing got worse (or the baseline was written with --update-baseline); 1: one line
 per finding on stdout; 2: bad input (no baseline, a baseline for another target, bad options).
-The comparison itself is `advisor.gate.check` (torch-free).
+The baseline is `advisor.gate.baseline`, the comparison `advisor.gate.check` (both torch-free),
+their words `advisor.render.check`.
 """
 
 from __future__ import annotations
@@ -11,24 +12,21 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from advisor.core import argtypes
 from advisor.core.errors import AdvisorError
-from advisor.core.model import Settings
-from advisor.gate.check import (
+from advisor.core.files import replace_atomically
+from advisor.core.model import Report, Settings
+from advisor.gate.baseline import (
     Baseline,
-    CheckResult,
-    Thresholds,
     baseline_from_json,
     baseline_from_report,
     baseline_to_json,
-    check,
-    format_github,
-    format_text,
 )
+from advisor.gate.check import CheckResult, Thresholds, check
+from advisor.render.check import format_github, format_text, note_text
 
 if TYPE_CHECKING:
     from advisor.runner import RunResult
@@ -90,7 +88,7 @@ def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
         )
     thresholds = Thresholds(args.max_new_share, args.max_slowdown)
     result = check(baseline, report, thresholds, root)
-    _print(result, args.format)
+    _print(result, report, args.format)
     return 1 if result.worse else 0
 
 
@@ -112,15 +110,11 @@ def write_baseline(path: Path, baseline: Baseline) -> None:
     half a file, and a failed write leaves the old one."""
     if path.is_dir():
         raise AdvisorError(f"--baseline {path} is a folder; give a file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(baseline_to_json(baseline))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AdvisorError(f"cannot create {path.parent}: {exc.strerror or exc}") from None
+    replace_atomically(path, baseline_to_json(baseline))
 
 
 def _same_workload(baseline: Baseline, args: argparse.Namespace) -> None:
@@ -148,15 +142,15 @@ def _measure(args: argparse.Namespace, settings: Settings) -> RunResult:
         )
 
 
-def _print(result: CheckResult, fmt: str) -> None:
+def _print(result: CheckResult, report: Report, fmt: str) -> None:
     if fmt == "github":
-        for line in format_github(result):
+        for line in format_github(result, report):
             print(line)
     else:
-        for line in format_text(result):
+        for line in format_text(result, report):
             print(line)
         for note in result.notes:
-            print(f"advisor: note: {note}", file=sys.stderr)
+            print(f"advisor: note: {note_text(note)}", file=sys.stderr)
     verdict = (
         f"{len(result.findings)} finding(s): worse than the baseline"
         if result.worse

@@ -76,7 +76,9 @@ def _add_show_and_compare(sub: Any) -> None:
     compare = sub.add_parser("compare", help="before/after comparison of two reports")
     compare.add_argument("before")
     compare.add_argument("after")
-    compare.add_argument("--out", type=Path, help="folder for compare.md and compare.json")
+    compare.add_argument(
+        "--out", type=Path, help="folder for compare.md and compare.json (never overwritten)"
+    )
     compare.add_argument(
         "--min-effect",
         type=argtypes.fraction,

@@ -9,10 +9,13 @@ def test_decoder_step_has_no_costly_breaks():
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.core.model import Report
-from advisor.gate.check import CostlyBreak, costly_breaks
+from advisor.gate.baseline import breaks_of
+from advisor.render import prose
+from advisor.render.view import displayer
 
 __all__ = ["assert_no_costly_breaks"]
 
@@ -51,6 +54,36 @@ def costly_breaks_message(report: Report, max_share: float) -> str | None:
         f"{max_share:.1%} of the default-mode step"
     )
     return "\n".join([header, *(_describe(i, b) for i, b in enumerate(costly, 1))])
+
+
+@dataclass(frozen=True)
+class CostlyBreak:
+    where: str
+    label: str
+    code: str
+    share: float | None
+    recipe: str
+
+
+def costly_breaks(report: Report, max_share: float) -> list[CostlyBreak]:
+    """Breaks costing more than `max_share` of the step, or whose cost is unknown."""
+    display = displayer(report)
+    out = []
+    for entry, site in breaks_of(report):
+        share = entry.cost_share if entry else None
+        if share is not None and share <= max_share:
+            continue
+        recipe = prose.recipe(entry, report, display) if entry and entry.decision else ""
+        out.append(
+            CostlyBreak(
+                where=prose.location(site.where, display),
+                label=f"{site.gb_code or '?'} ({site.gb_type})",
+                code=site.where.code,
+                share=share,
+                recipe=recipe,
+            )
+        )
+    return out
 
 
 def _describe(rank: int, brk: CostlyBreak) -> str:

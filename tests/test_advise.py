@@ -430,4 +430,10 @@ def test_fixed_prices_never_exceed_the_compiled_time_measured() -> None:
     t = entry.terms
     assert t.overhead_cap == pytest.approx(54.0 / (4 + 477 + 7))
     assert t.fixed_us == pytest.approx(54.0)
-    assert advice.ledger is not None and advice.ledger.compiled_ms >= 0
+    # The ledger of the 100 µs step: the break is its 54 µs of fixed prices plus the 26 µs gap
+    # it owns; entry and exit are 10 µs each. Every compiled µs is charged to the break, so
+    # none is left as compiled work that stays.
+    ledger = advice.ledger
+    assert ledger is not None
+    assert (ledger.step_ms, ledger.breaks_ms, ledger.other_ms) == pytest.approx((0.1, 0.08, 0.02))
+    assert ledger.compiled_ms == pytest.approx(0.0, abs=1e-12)

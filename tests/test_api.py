@@ -127,6 +127,7 @@ def test_import_advisor_is_torch_free() -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"
         "import advisor, advisor.gate.check, advisor.testing, advisor.render.trace\n"
+        "import advisor.render.check, advisor.core.identity, advisor.core.files\n"
         "import advisor.judge.attribute, advisor.judge.advise, advisor.gate.compare\n"
         "import advisor.render, advisor.core.model\n"
         "from advisor.api import analysed\n"

@@ -20,18 +20,18 @@ from advisor.core.model import (
     RecompileAdvice,
     Report,
 )
-from advisor.gate.check import (
+from advisor.gate.baseline import (
     Baseline,
-    Thresholds,
     baseline_from_json,
     baseline_from_report,
     baseline_to_json,
-    check,
-    format_github,
-    format_text,
 )
+from advisor.gate.check import Thresholds, check
+from advisor.render import prose
+from advisor.render.check import format_github, format_text, note_text
+from advisor.render.view import displayer
 from advisor.runner import RunResult
-from tests.support.reports import full_report, measurements_of
+from tests.support.reports import full_report, measurements_of, print_entry
 
 ROOT = "/home/u/proj"  # the folder of tests.support.reports.FILE
 LIMITS = Thresholds(max_new_share=0.02, max_slowdown=0.10)
@@ -117,27 +117,75 @@ def test_new_costly_break_names_line_and_recipe() -> None:
     baseline = baseline_from_report(without_breaks(full_report()), ROOT)
     result = check(baseline, full_report(), LIMITS, ROOT)
     (finding,) = result.findings
-    assert (finding.kind, finding.file, finding.line) == ("new_break", "demo.py", 7)
-    assert "GB0059" in finding.message and "6.6%" in finding.message
-    assert "Fix: Move the print at demo.py:7 (`print(x)`) out of the compiled function" in (
-        finding.message
+    assert (finding.kind, finding.place()) == ("new_break", ("demo.py", 7))
+    (line,) = format_text(result, full_report())
+    assert line.startswith("demo.py:7: new graph break GB0059") and "6.6%" in line
+    assert line.endswith(
+        "Fix: Move the print at demo.py:7 (`print(x)`) out of the compiled function (log after "
+        "the call returns, or every N steps), or let Dynamo reorder it after the graph: "
+        "`torch._dynamo.config.reorderable_logging_functions = {print}`."
     )
-    assert format_text(result) == [f"demo.py:7: {finding.message}"]
+
+
+def test_the_fix_is_the_recipes_first_sentence_whatever_the_source_says() -> None:
+    # A full stop and a capital inside the user's line do not end the recipe's sentence.
+    report = full_report()
+    (entry,) = report.breaks
+    where = dataclasses.replace(entry.site.where, code='print("done. Next step")')
+    site = dataclasses.replace(entry.site, where=where)
+    report = dataclasses.replace(
+        report, sites=(site,), breaks=(dataclasses.replace(entry, site=site),)
+    )
+    baseline = baseline_from_report(without_breaks(report), ROOT)
+    (line,) = format_text(check(baseline, report, LIMITS, ROOT), report)
+    assert line.endswith(
+        'Fix: Move the print at demo.py:7 (`print("done. Next step")`) out of the compiled '
+        "function (log after the call returns, or every N steps), or let Dynamo reorder it after "
+        "the graph: `torch._dynamo.config.reorderable_logging_functions = {print}`."
+    )
+
+
+@pytest.mark.parametrize("category", [*prose.RECIPES, "library", "skipped"])
+def test_recipe_first_sentence_opens_the_recipe(category: str) -> None:
+    """The first sentence is the recipe's opening (after a skipped frame's lead), whole: it
+    ends where the template's first sentence ends, not inside a parenthesis or `code`."""
+    report = full_report()
+    entry = print_entry()
+    assert entry.decision is not None
+    decision = dataclasses.replace(entry.decision, category=category)
+    site = entry.site
+    if category == "library":
+        decision = dataclasses.replace(decision, category="third_party", library=True)
+        where = Location("/venv/lib/python3.11/site-packages/lib/x.py", 3, "g", "y = z.f(x)")
+        site = dataclasses.replace(site, where=where, reached_from=entry.site.where)
+    if category == "skipped":
+        decision = dataclasses.replace(decision, category="print")
+        site = dataclasses.replace(site, skipped_frames=("0/0",), skip_code="GB7000")
+    entry = dataclasses.replace(entry, site=site, decision=decision, what_if_knob=None)
+    display = displayer(report)
+    first = prose.recipe_first_sentence(entry, display)
+    recipe = prose.recipe(entry, report, display).splitlines()
+    opening = recipe[1] if category == "skipped" else recipe[0]
+    assert first.endswith(".") and opening.startswith(first)
+    assert opening == first or opening[len(first)] == " "
+    assert "{" not in first.replace("{print}", "")  # every field filled in
 
 
 def test_new_cheap_break_is_a_note() -> None:
     baseline = baseline_from_report(without_breaks(full_report()), ROOT)
     result = check(baseline, full_report(), Thresholds(max_new_share=0.07), ROOT)
     assert result.findings == ()
-    assert any("new break GB0059" in n and "within the 7.0% allowed" in n for n in result.notes)
+    notes = [note_text(n) for n in result.notes]
+    assert any("new break GB0059" in n and "within the 7.0% allowed" in n for n in notes)
 
 
 def test_removed_break_is_a_note() -> None:
     baseline = baseline_from_report(full_report(), ROOT)
     result = check(baseline, without_breaks(full_report()), LIMITS, ROOT)
     assert result.findings == ()
-    assert result.notes == ("demo.py:7: break GB0059 (Failed to trace builtin operator) is gone "
-                            "(`print(x)`)",)  # fmt: skip
+    assert [note_text(n) for n in result.notes] == [
+        "demo.py:7: break GB0059 (Failed to trace builtin operator) is gone (`print(x)`)"
+    ]
 
 
 @pytest.mark.parametrize(("share", "worse"), [(0.066 + 0.021, True), (0.066 + 0.019, False)])
@@ -182,21 +230,27 @@ def test_new_recompiles_name_the_graph() -> None:
         report,
         recompiles=(RecompileAdvice("0/0", "f", "size mismatch at index 0", "size", 0, 0.3),),
     )
-    (finding,) = check(baseline, report, LIMITS, ROOT).findings
-    assert (finding.kind, finding.file, finding.line) == ("recompiles", "demo.py", 5)
-    assert "1 recompile(s)" in finding.message and "0 in the baseline" in finding.message
+    result = check(baseline, report, LIMITS, ROOT)
+    (finding,) = result.findings
+    assert (finding.kind, finding.place()) == ("recompiles", ("demo.py", 5))
+    assert format_text(result, report) == [
+        "demo.py:5: 1 recompile(s) of the default mode, 0 in the baseline: 0/0 size mismatch at "
+        "index 0"
+    ]
 
 
 def test_fullgraph_that_used_to_compile() -> None:
     report = full_report()
     compiled = ModeResult("fullgraph", "ok", 1.0, LatencyStats(0.4, 0.01, 3, (0.4,) * 3))
     baseline = baseline_from_report(with_mode(report, compiled), ROOT)
-    (finding,) = check(baseline, report, LIMITS, ROOT).findings
-    assert (finding.kind, finding.file, finding.line) == ("fullgraph", "demo.py", 7)
-    assert "[GB0059]" in finding.message
+    result = check(baseline, report, LIMITS, ROOT)
+    (finding,) = result.findings
+    assert (finding.kind, finding.place()) == ("fullgraph", ("demo.py", 7))
+    assert "[GB0059]" in format_text(result, report)[0]
     # and the other way round is good news, not a finding
     better = check(baseline_from_report(report, ROOT), with_mode(report, compiled), LIMITS, ROOT)
-    assert better.findings == () and any("fullgraph=True compiles now" in n for n in better.notes)
+    assert better.findings == ()
+    assert any("fullgraph=True compiles now" in note_text(n) for n in better.notes)
 
 
 def test_default_mode_failing_or_wrong() -> None:
@@ -212,15 +266,16 @@ def test_default_mode_failing_or_wrong() -> None:
 def test_uncosted_new_break_is_a_finding() -> None:
     baseline = baseline_from_report(without_breaks(full_report()), ROOT)
     report = dataclasses.replace(full_report(), breaks=())  # captured, but not profiled
-    (finding,) = check(baseline, report, LIMITS, ROOT).findings
-    assert finding.kind == "new_break" and "no measured cost" in finding.message
+    result = check(baseline, report, LIMITS, ROOT)
+    (finding,) = result.findings
+    assert finding.kind == "new_break" and "no measured cost" in format_text(result, report)[0]
 
 
 def test_github_annotations() -> None:
     baseline = baseline_from_report(without_breaks(full_report()), ROOT)
     slower = LatencyStats(0.7, 0.01, 3, (0.7,) * 3)
     report = with_mode(full_report(), default_mode(full_report(), latency=slower))
-    lines = format_github(check(baseline, report, LIMITS, ROOT))
+    lines = format_github(check(baseline, report, LIMITS, ROOT), report)
     errors = [line for line in lines if line.startswith("::error")]
     assert len(errors) == 2
     assert errors[0].startswith(
@@ -231,13 +286,14 @@ def test_github_annotations() -> None:
 
 
 def test_github_escapes_data_and_properties() -> None:
-    from advisor.gate.check import CheckResult, Finding
+    from advisor.gate.baseline import BaselineBreak
+    from advisor.gate.check import CheckResult, NewBreak
 
-    result = CheckResult((Finding("k", "50% worse\nsecond line", "a,b:c.py", 3),))
-    (line,) = format_github(result)
-    assert (
-        line
-        == "::error file=a%2Cb%3Ac.py,line=3,title=advisor check%3A k::50%25 worse%0Asecond line"
+    brk = BaselineBreak("GB1", "t", "a,b:c.py", 3, "f('50%')\nx", cost_share=0.5)
+    (line,) = format_github(CheckResult((NewBreak(brk, 0.02, None),)), full_report())
+    assert line == (
+        "::error file=a%2Cb%3Ac.py,line=3,title=advisor check%3A new_break::new graph break GB1 "
+        "(t) costs 50.0%25 of the step (limit 2.0%25): `f('50%25')%0Ax`"
     )
 
 
@@ -306,6 +362,53 @@ def test_cli_bad_input_exits_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("advisor: error:") and message in err[0]
     assert measured == (["demo.py:f"] if "cuda" in message else [])  # fails before measuring
+
+
+@pytest.mark.parametrize("failure", ["parent_is_a_file", "replace_refused"])
+def test_cli_baseline_that_cannot_be_written_is_one_line(
+    failure: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    fake_measure(monkeypatch, full_report())
+    baseline = tmp_path / "baseline.json"
+    if failure == "parent_is_a_file":
+        baseline.write_text("")
+        baseline = baseline / "nested.json"
+    else:
+        baseline.write_text("old")
+
+        def refuse(_src: object, _dst: object) -> None:
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr("advisor.core.files.os.replace", refuse)
+    argv = ["check", "demo.py:f", "--param", "size=3", "--baseline", str(baseline)]
+    assert main([*argv, "--update-baseline"]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert err.startswith("advisor: error: cannot "), err
+    if failure == "replace_refused":
+        assert baseline.read_text() == "old"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
+
+
+def test_the_gate_does_not_word_its_findings() -> None:
+    """Sentences live in advisor.render: nothing under advisor/gate imports it."""
+    import ast
+
+    import advisor.gate
+
+    for path in Path(advisor.gate.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not [n for n in names if n.startswith("advisor.render")], path.name
 
 
 @pytest.mark.inductor

@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
+from advisor.render.report_io import REPORT_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def run_cli(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "advisor", *args],
         cwd=cwd,
@@ -91,9 +94,21 @@ def test_subprocess_debug_shows_traceback() -> None:
     assert "Traceback" in proc.stderr
 
 
+def inductor_cache_dir() -> str:
+    """Where Inductor caches compiled code in this process (it follows the temporary folder
+    unless set)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    return cache_dir()
+
+
 @pytest.mark.inductor
 def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     out = tmp_path / "run1"
+    # CPU claims in a folder of this test's own, so that other advisor runs on the machine do
+    # not decide which CPU this run pins to (the claims live under the temporary folder); the
+    # compile cache stays where it is.
+    own_claims = {"TMPDIR": str(tmp_path), "TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir()}
     proc = run_cli(
         "run",
         "tests/targets/tiny.py:factory",
@@ -109,15 +124,10 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
         "1",
         "--profile-calls",
         "5",
+        env=own_claims,
     )
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == [
-        "measurements.json",
-        "report.html",
-        "report.json",
-        "report.md",
-        "trace.json",
-    ]
+    assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_FILES)
     data = json.loads((out / "report.json").read_text())
     modes = {m["mode"]: m for m in data["modes"]}
     assert modes["eager"]["status"] == "ok"
@@ -126,7 +136,6 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     assert modes["default"]["latency"]["n"] == 5  # --target-ci 0: exactly --repeats rounds
     assert modes["default"]["latency"]["target_met"] is None
     assert data["environment"]["cpu_threads"] == 1  # --threads, read while measuring
-    assert len(data["environment"]["cpu_affinity"]) in (0, 1)  # pinned where it can be
     assert len(modes["default"]["latency"]["samples_ms"]) == 5
     assert modes["fullgraph"]["status"] == "failed"
     assert modes["fullgraph"]["error"]["gb_code"] == "GB0059"
@@ -144,3 +153,9 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     shown = run_cli("show", str(out / "report.json"), "--format", "md")
     assert shown.returncode == 0
     assert shown.stdout.startswith("# advisor report: tiny")
+
+    # --threads 1 pins the run to the last CPU this process may use (none is claimed by another
+    # run in the test's own claims folder)
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("this platform cannot read a process's CPU affinity")
+    assert data["environment"]["cpu_affinity"] == [max(os.sched_getaffinity(0))]

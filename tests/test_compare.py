@@ -56,11 +56,27 @@ def test_breaks_removed_added_kept() -> None:
 
     b2, b3 = moved("B2", "GB0170", 12), moved("B3", "GB0124", 20)
     c = compare_reports(with_samples([1.0] * 8, (b1, b2)), with_samples([1.0] * 8, (b2, b3)))
-    status = {b.gb_code: b.status for b in c.breaks}
+    status = {b.identity.registry_code: b.status for b in c.breaks}
     assert status == {"GB0059": "removed", "GB0170": "kept", "GB0124": "added"}
     text = render_compare_text(c)
     assert "removed" in text and "GB0124" in text
     assert render_compare_markdown(c).startswith("# advisor comparison")
+
+
+def test_a_break_whose_line_moved_is_kept_and_says_where_it_was() -> None:
+    # Two lines were added above the print: the same break, two lines down.
+    b1 = print_entry()
+    moved_site = dataclasses.replace(
+        b1.site, where=dataclasses.replace(b1.site.where, line=9), id="B9"
+    )
+    moved = dataclasses.replace(b1, id="B9", site=moved_site, cost_ms=0.01)
+    c = compare_reports(with_samples([1.0] * 8, (b1,)), with_samples([1.0] * 8, (moved,)))
+    (delta,) = c.breaks
+    assert (delta.status, delta.identity.line, delta.before_cost_ms, delta.after_cost_ms) == (
+        "kept", 9, b1.cost_ms, 0.01
+    )  # fmt: skip
+    assert delta.moved_from is not None and delta.moved_from.line == 7
+    assert "demo.py:9 (was demo.py:7)" in render_compare_text(c)
 
 
 def test_compare_cli_writes_without_overwriting(
@@ -74,8 +90,17 @@ def test_compare_cli_writes_without_overwriting(
     assert main(["compare", str(before), str(after), "--out", str(out)]) == 0
     data = json.loads((out / "compare.json").read_text())
     assert data["modes"][1]["verdict"] == "faster"
+    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "compare.md"]
     assert main(["compare", str(before), str(after), "--out", str(out)]) == 2
     assert "never overwritten" in capsys.readouterr().err
+
+
+def test_compare_help_names_the_files_it_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "--out OUT folder for compare.md and compare.json (never overwritten)" in shown
+    assert "html" not in shown
 
 
 # --- between-run noise and the minimum effect --------------------------------------------------

@@ -1,7 +1,7 @@
 """Cost parts against physics: breaks whose eager gaps busy-wait a known time (real Inductor
 compiles and a real profile). The wait is the user's Python at the line: moving or isolating
-it keeps it, so it must come out as Python work, and the isolate saving must be about one
-break's own overhead, as priced by the probe measured in the same run.
+it keeps it, so it must come out as Python work, and the isolate saving must fit in the time
+the unprofiled call spends outside the waits (both measured independently of the entries).
 
 The attribution rescales every segment from the time of the profile to the mode's median
 (machine drift between the two); a busy wait is wall time and does not drift, so its part is
@@ -41,16 +41,18 @@ def test_busy_waits_are_python_work_and_isolating_them_saves_only_the_overhead(
     by_line = sorted(report.breaks, key=lambda e: e.site.where.line)
     assert len(by_line) == len(waits)
     calibration = report.attribution.calibration
-    assert calibration.graph_call_us is not None and calibration.glue_us is not None
     for entry, wait in zip(by_line, waits, strict=True):
         expected_ms = WAIT_US[wait] / 1e3
         parts = entry.parts
         at_profile_ms = parts.python_work_ms / calibration.rescale
         assert at_profile_ms == pytest.approx(expected_ms, rel=0.10), (wait, parts, calibration)
-        # the break's own overhead: one region with its guard lookup, graph call and glue
-        one_break = entry.terms.guard_lookup_us + entry.terms.region_overhead_us
-        one_break += entry.terms.graph_call_us + entry.terms.glue_us
-        assert parts.overhead_ms * 1e3 == pytest.approx(one_break, rel=0.5), (wait, entry.terms)
-        assert entry.savings.isolate is not None and entry.savings.isolate < 0.05, wait
+    # At the time of the profile the unprofiled call took `reference_us`, of which the waits
+    # took at least WAIT_US: what is left (compiled regions, entry and exit, and each break's
+    # own overhead) is all that isolating the breaks can save, since the waits stay.
+    assert calibration.reference_us is not None, calibration
+    outside_waits_us = calibration.reference_us - sum(WAIT_US[w] for w in waits)
+    isolate_us = [(e.savings.isolate or 0.0) * 1e3 / calibration.rescale for e in by_line]
+    assert all(saving > 0 for saving in isolate_us), isolate_us
+    assert sum(isolate_us) <= outside_waits_us, (isolate_us, outside_waits_us, calibration)
     ledger = report.ledger
     assert ledger is not None and ledger.breaks_ms <= ledger.step_ms

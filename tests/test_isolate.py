@@ -177,6 +177,24 @@ def test_tasks_and_results_survive_the_trip_through_json() -> None:
     assert isolate.result_from_json(isolate.result_to_json(result)) == result
 
 
+def test_the_worker_writes_its_result_whole_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """Bad input (a target file that is not there) is a result with the error, written whole
+    beside the task (advisor.core.files.replace_atomically)."""
+    import subprocess
+
+    missing = str(ROOT / "tests" / "targets" / "missing.py") + ":factory"
+    request = tmp_path / "task.json"
+    request.write_text(isolate.task_to_json(Task("eager", missing, "{}", "cpu", Settings())))
+    args = [str(tmp_path / name) for name in ("task.json", "result.json", "faults.txt")]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    worker = [sys.executable, "-m", "advisor.measure.isolated_worker", *args]
+    proc = subprocess.run(worker, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    result = isolate.result_from_json((tmp_path / "result.json").read_text())
+    assert result.error is not None and "file not found" in result.error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["faults.txt", "result.json", "task.json"]
+
+
 # --- the real worker ---------------------------------------------------------------------------
 
 

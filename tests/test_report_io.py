@@ -1,10 +1,9 @@
 """Writing reports: whole files or none, never over an existing one, and an unwritable folder
-found before anything is measured."""
+found before anything is measured (the write itself: tests/test_files.py)."""
 
 from __future__ import annotations
 
 import errno
-import os
 from pathlib import Path
 
 import pytest
@@ -27,31 +26,6 @@ def test_an_existing_file_is_never_overwritten(tmp_path: Path) -> None:
     with pytest.raises(AdvisorError, match=r"already holds report\.json"):
         report_io.write_files(tmp_path, {"report.json": "new"})
     assert (tmp_path / "report.json").read_text() == "mine"
-
-
-def test_a_file_that_appears_while_writing_is_kept(tmp_path: Path) -> None:
-    """Between the check and the write another process creates the file: the link refuses."""
-    target = tmp_path / "report.json"
-    target.write_text("theirs")
-    with pytest.raises(AdvisorError, match="never overwritten"):
-        report_io.write_new_file(target, "ours")
-    assert target.read_text() == "theirs"
-    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
-
-
-def test_without_hard_links_the_write_falls_back_to_a_checked_rename(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def no_links(_src: str, _dst: object) -> None:
-        raise OSError(errno.EPERM, "links not supported")
-
-    monkeypatch.setattr(os, "link", no_links)
-    report_io.write_new_file(tmp_path / "a.txt", "text")
-    assert (tmp_path / "a.txt").read_text() == "text"
-    with pytest.raises(AdvisorError, match="never overwritten"):
-        report_io.write_new_file(tmp_path / "a.txt", "other")
-    assert (tmp_path / "a.txt").read_text() == "text"
-    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
 
 
 def test_a_folder_under_a_file_is_found_unwritable_before_measuring(tmp_path: Path) -> None:

@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from advisor.core.model import Attribution, Environment, ModeResult, Report, Settings, WorkloadInfo
+from advisor.core.model import (
+    Attribution,
+    CallTimeline,
+    Environment,
+    ModeResult,
+    Report,
+    Segment,
+    Settings,
+    WorkloadInfo,
+)
 from advisor.judge.attribute import attribute
 from advisor.render.trace import render_trace
 from tests.cases.breaks import CASES
@@ -56,18 +65,22 @@ def calls_and_children(events: list[dict[str, Any]]) -> list[tuple[dict, list[di
 def test_trace_structure(name: str) -> None:
     report = recorded_report(name)
     events = slices(render_trace(report))
-    assert all(SLICE_KEYS <= set(e) and e["ph"] == "X" and e["dur"] >= 0 for e in events)
+    assert all(SLICE_KEYS <= set(e) and e["ph"] == "X" for e in events)
     grouped = calls_and_children(events)
     assert len(grouped) == len(report.attribution.calls) == 3
     n_segments = sum(len(c.segments) for c in report.attribution.calls)
     assert sum(len(children) for _call, children in grouped) == n_segments
     previous_end = 0.0
-    for call, children in grouped:
+    for (call, children), timeline in zip(grouped, report.attribution.calls, strict=True):
         assert call["ts"] >= previous_end - TOLERANCE_US  # calls do not overlap
         previous_end = call["ts"] + call["dur"]
-        for child in children:  # nested: inside the call on the same track
+        # Each slice is its attributed segment as recorded: real timelines tile their call, so
+        # the clamp to the call (see test_slices_that_poke_out_are_clamped) only trims rounding.
+        segments = sorted(timeline.segments, key=lambda s: s.start_us)
+        for child, seg in zip(children, segments, strict=True):
             assert (child["pid"], child["tid"]) == (call["pid"], call["tid"])
-            assert child["ts"] + child["dur"] <= previous_end + TOLERANCE_US
+            assert child["ts"] == pytest.approx(call["ts"] + seg.start_us, abs=TOLERANCE_US)
+            assert child["dur"] == pytest.approx(seg.duration_us, abs=TOLERANCE_US)
         assert sum(c["dur"] for c in children) == pytest.approx(call["dur"], abs=TOLERANCE_US)
 
 
@@ -111,6 +124,31 @@ def test_hand_made_report_times() -> None:
         gap["args"] | {"gb_code": "GB0059", "where": "demo.py:7", "source": "print(x)"}
         == (gap["args"])
     )
+
+
+def test_slices_that_poke_out_are_clamped_to_their_call() -> None:
+    """Rounding can start a segment a hair before its call or end it a hair after, which trace
+    viewers take for a nesting error: such a slice is cut to the call, the others are kept."""
+    segments = (
+        Segment("entry", -0.004, 2.004),  # starts before the call
+        Segment("compiled", 2.0, 40.0, compile_id="0/0"),
+        Segment("gap", 42.0, 8.003, compile_id="0/0", break_id="B1"),  # ends after it
+    )
+    report = full_report()
+    first = CallTimeline(0, 50.0, segments)
+    second = CallTimeline(1, 10.0, (Segment("exit", 9.5, 1.0), Segment("exit", 11.0, 2.0)))
+    attribution = dataclasses.replace(report.attribution, calls=(first, second))
+    events = slices(render_trace(dataclasses.replace(report, attribution=attribution)))
+    placed = [(e["name"], e["ts"], e["dur"]) for e in events]
+    assert placed == [
+        ("call 0", 0.0, 50.0),
+        ("entry", 0.0, 2.0),
+        ("compiled region 0/0", 2.0, 40.0),
+        ("eager gap after 0/0 (B1)", 42.0, 8.0),
+        ("call 1", 50.0, 10.0),
+        ("exit", 59.5, 0.5),  # its end cut to the call's
+        ("exit", 60.0, 0.0),  # wholly after the call: an empty slice at its end
+    ]
 
 
 def test_report_without_profile_has_no_slices() -> None:

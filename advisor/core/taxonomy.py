@@ -93,8 +93,6 @@ _CATEGORIES: dict[str, Category] = {
     )
 }
 
-CATEGORY_KEYS = tuple(_CATEGORIES)
-
 LOOP_SKIP_CODE = "GB7000"  # "graph break in loop": chained after the break that caused it
 
 _CODE_CATEGORY = {
@@ -167,10 +165,6 @@ def _key_from_source(site: BreakSite) -> str:
     if is_installed(site.where.file) and not site.where.file.startswith("<"):
         return "third_party"
     return "other"
-
-
-def category(key: str) -> Category:
-    return _CATEGORIES[key]
 
 
 def logger_method(code: str) -> str | None:

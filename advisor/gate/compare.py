@@ -12,9 +12,10 @@ significant only when all of these hold:
   median). The range of four values is about two standard deviations of them; the root sum of
   squares of the two runs' drifts, about 2.9 standard deviations of a run's median if runs vary
   as much as epochs do, is then close to the 95% bound (2.8) of the difference of two runs.
-Breaks are matched by registry code and user source line (file name + line), so a report says
-which breaks a change removed, added or kept. Differences in environment (torch, device) are
-flagged: a comparison across machines measures the machines too.
+Breaks are matched by their identity (`advisor.core.identity`: registry code, file, line and
+source, loosest last: a break whose line or folder moved is kept, not removed and added), so a
+report says which breaks a change removed, added or kept. Differences in environment (torch,
+device) are flagged: a comparison across machines measures the machines too.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from advisor.core import stats
-from advisor.core.model import BreakSite, LatencyStats, Note, Report, WorkloadInfo
-from advisor.core.paths import common_folder, display_path
+from advisor.core import identity, stats
+from advisor.core.identity import BreakIdentity
+from advisor.core.model import LatencyStats, Note, Report, WorkloadInfo
+from advisor.core.paths import common_folder
 
-COMPARE_SCHEMA_VERSION = 1
+COMPARE_SCHEMA_VERSION = 2  # 2: BreakDelta carries its identity (was a string key)
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,11 @@ class ModeDelta:
 
 @dataclass(frozen=True)
 class BreakDelta:
-    key: str
-    gb_code: str | None
-    location: str
+    identity: BreakIdentity  # the after run's (the before run's for a removed break)
     status: str  # "removed", "added", "kept"
     before_cost_ms: float | None = None
     after_cost_ms: float | None = None
+    moved_from: BreakIdentity | None = None  # a kept break's identity before, where it moved
 
 
 @dataclass(frozen=True)
@@ -223,32 +224,30 @@ def _why_not(
     return ""
 
 
-def _break_key(site: BreakSite, base: str | None) -> str:
-    """A break's identity across two runs: its code and its line, the file shown relative to
-    the workload's folder (the runs may sit in different checkouts) or its package."""
-    return (
-        f"{site.gb_code or site.gb_type} @ {display_path(site.where.file, base)}:{site.where.line}"
-    )
-
-
 def _break_deltas(before: Report, after: Report) -> tuple[BreakDelta, ...]:
-    bases = {id(r): common_folder([e.site.where.file for e in r.breaks]) for r in (before, after)}
-    b = {_break_key(e.site, bases[id(before)]): e for e in before.breaks}
-    a = {_break_key(e.site, bases[id(after)]): e for e in after.breaks}
+    """The before run's breaks, removed or kept, then the ones the after run added. Each run's
+    user files are shown relative to the folder holding them (the runs may sit in different
+    checkouts)."""
+    old, new = _identities(before), _identities(after)
+    matching = identity.match(old, new)
+    new_of_old = {o: n for o, n in matching.pairs() if o is not None}
     deltas = []
-    for key in list(b) + [k for k in a if k not in b]:
-        xb, xa = b.get(key), a.get(key)
-        ref = xb or xa
-        assert ref is not None
-        status = "kept" if xb and xa else ("removed" if xb else "added")
-        deltas.append(
-            BreakDelta(
-                key,
-                ref.site.gb_code,
-                key.split(" @ ", 1)[1],
-                status,
-                xb.cost_ms if xb else None,
-                xa.cost_ms if xa else None,
-            )
-        )
+    for i, entry in enumerate(before.breaks):
+        j = new_of_old.get(i)
+        if j is None:
+            deltas.append(BreakDelta(old[i], "removed", before_cost_ms=entry.cost_ms))
+            continue
+        moved = old[i] if old[i] != new[j] else None
+        cost = after.breaks[j].cost_ms
+        deltas.append(BreakDelta(new[j], "kept", entry.cost_ms, cost, moved))
+    deltas += [
+        BreakDelta(new[j], "added", after_cost_ms=after.breaks[j].cost_ms)
+        for o, j in matching.pairs()
+        if o is None
+    ]
     return tuple(deltas)
+
+
+def _identities(report: Report) -> list[BreakIdentity]:
+    base = common_folder([e.site.where.file for e in report.breaks])
+    return [BreakIdentity.of(e.site, base) for e in report.breaks]

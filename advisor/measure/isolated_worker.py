@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import faulthandler
 import json
-import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from advisor.core.errors import AdvisorError
+from advisor.core.files import replace_atomically
 from advisor.core.model import ModeResult, Note
 from advisor.measure import environment, harness
 from advisor.measure.capture import CaptureSession
@@ -42,9 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             outcome = measure_task(task)
     except AdvisorError as exc:
         outcome = TaskResult(error=str(exc))
-    temp = result.with_name(result.name + ".tmp")
-    temp.write_text(result_to_json(outcome), encoding="utf-8")
-    os.replace(temp, result)  # the parent sees a whole result or none
+    replace_atomically(result, result_to_json(outcome))  # the parent sees a whole result or none
     return 0
 
 

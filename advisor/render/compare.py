@@ -5,7 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from advisor.core.stats import EPOCHS
-from advisor.gate.compare import Comparison, ModeDelta
+from advisor.gate.compare import BreakDelta, Comparison, ModeDelta
 from advisor.render.notes import note_text
 from advisor.render.view import MODE_LABELS, fmt_ms
 
@@ -77,9 +77,24 @@ def rule(comparison: Comparison) -> str:
 
 def _break_rows(comparison: Comparison) -> list[list[str]]:
     return [
-        [b.status, b.gb_code or "?", b.location, fmt_ms(b.before_cost_ms), fmt_ms(b.after_cost_ms)]
+        [
+            b.status,
+            b.identity.registry_code,
+            _where(b),
+            fmt_ms(b.before_cost_ms),
+            fmt_ms(b.after_cost_ms),
+        ]
         for b in comparison.breaks
     ]
+
+
+def _where(delta: BreakDelta) -> str:
+    """file:line, and where a kept break was before when it moved."""
+    now = f"{delta.identity.file}:{delta.identity.line}"
+    was = delta.moved_from
+    if was is None:
+        return now
+    return f"{now} (was {was.file}:{was.line})"
 
 
 _BREAK_HEADERS = ["break", "code", "where", "cost before ms", "cost after ms"]

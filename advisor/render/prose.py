@@ -32,6 +32,7 @@ from advisor.render.recipes import SKIPPED_RECIPE as SKIPPED_RECIPE
 from advisor.render.recipes import TITLES as TITLES
 from advisor.render.recipes import category_title as category_title
 from advisor.render.recipes import recipe as recipe
+from advisor.render.recipes import recipe_first_sentence as recipe_first_sentence
 from advisor.render.recipes import skipped_note as skipped_note
 
 BEHAVIOUR = {
@@ -305,17 +306,6 @@ def recompile_recommendation(r: RecompileAdvice) -> str:
             "it constant, or mark the int dynamic"
         ),
     }.get(r.cause, f"fix the failing guard: {r.reason[:160]}")
-
-
-def recompile_summary(recompiles: tuple[RecompileAdvice, ...]) -> str | None:
-    if not recompiles:
-        return None
-    by_function: dict[str, int] = {}
-    for r in recompiles:
-        by_function[r.function] = by_function.get(r.function, 0) + 1
-    total_s = sum(r.compile_s or 0.0 for r in recompiles)
-    listed = ", ".join(f"{fn} x{n}" for fn, n in by_function.items())
-    return f"{len(recompiles)} recompile(s) ({listed}) cost {total_s:.2f} s of compile time"
 
 
 def ledger_note(ledger: Ledger) -> str | None:

@@ -128,13 +128,7 @@ def recipe(entry: BreakEntry, report: Report, display: Display) -> str:
     where = location(site.where, display)
     code = site.where.code or "?"
     if decision is not None and decision.library and decision.basis != "measured":
-        reached = (
-            f", reached from {location(site.reached_from, display)} "
-            f"(`{site.reached_from.code or '?'}`)"
-            if site.reached_from
-            else ""
-        )
-        text = LIBRARY_RECIPE.format(library=where, reached=reached)
+        text = LIBRARY_RECIPE.format(library=where, reached=_reached(site, display))
         return text + (("\nRegistry hints: " + " ".join(site.hints)) if site.hints else "")
     key = decision.category if decision else "other"
     text = RECIPES.get(key, RECIPES["other"]).format(where=where, code=code)
@@ -144,6 +138,39 @@ def recipe(entry: BreakEntry, report: Report, display: Display) -> str:
     if key == "other" and site.hints:
         text += "\nRegistry hints: " + " ".join(site.hints)
     return text + _knob_note(entry, report, display)
+
+
+def recipe_first_sentence(entry: BreakEntry, display: Display) -> str:
+    """The recipe's first sentence: what to do (after a skipped frame's lead, if any). Cut from
+    the template before the line's path and source are filled in, so they cannot end it early."""
+    site, decision = entry.site, entry.decision
+    if decision is None:
+        return ""
+    where = location(site.where, display)
+    if decision.library and decision.basis != "measured":
+        lead = _first_sentence(LIBRARY_RECIPE)
+        return lead.format(library=where, reached=_reached(site, display))
+    template = RECIPES.get(decision.category, RECIPES["other"])
+    return _first_sentence(template).format(where=where, code=site.where.code or "?")
+
+
+def _first_sentence(template: str) -> str:
+    """Up to the first full stop that ends a sentence: followed by a space or the end, and
+    outside `code` and parentheses (`(e.g. ...)`)."""
+    depth, in_code = 0, False
+    for i, char in enumerate(template):
+        in_code ^= char == "`"
+        depth += 0 if in_code else (char == "(") - (char == ")")
+        if char == "." and not in_code and depth == 0 and template[i + 1 : i + 2] in (" ", ""):
+            return template[: i + 1]
+    return template
+
+
+def _reached(site: BreakSite, display: Display) -> str:
+    reached = site.reached_from
+    if reached is None:
+        return ""
+    return f", reached from {location(reached, display)} (`{reached.code or '?'}`)"
 
 
 def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:

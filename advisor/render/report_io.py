@@ -1,14 +1,12 @@
 """Where reports go on disk. Nothing here overwrites an existing file.
 
-Every file is written whole or not at all: the content goes to a temporary file in the same
-folder, which is then linked to its final name. A hard link, unlike a rename, fails when the
-name exists, so a report written concurrently (or earlier) is never replaced.
+Every file is written whole or not at all, and never over an existing one
+(`advisor.core.files.write_new`); whether a folder can take the files is checked before any
+measurement.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 import re
 import tempfile
@@ -24,14 +22,11 @@ from advisor.core.artifacts import (
     measurements_to_json,
 )
 from advisor.core.errors import AdvisorError
+from advisor.core.files import TEMP_PREFIX, write_new
 from advisor.core.model import Report, report_from_json
 
 RENDERED_FILES = ("report.json", "report.md", "report.html", "trace.json")
 REPORT_FILES = (*RENDERED_FILES, MEASUREMENTS_FILE)
-_TEMP_PREFIX = ".advisor-"
-# Where a file system cannot hard-link (some network and FUSE mounts), fall back to a rename
-# after checking the name is free.
-_NO_LINK = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK}
 
 
 def default_run_dir(base: Path, name: str, now: float | None = None) -> Path:
@@ -71,7 +66,7 @@ def _probe_writable(out_dir: Path) -> None:
     if not existing.is_dir():
         raise AdvisorError(f"cannot write to {out_dir}: {existing} is not a folder")
     try:
-        fd, probe = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=existing)
+        fd, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=existing)
     except OSError as exc:
         raise AdvisorError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     os.close(fd)
@@ -89,42 +84,9 @@ def write_files(out_dir: Path, files: Mapping[str, str | bytes]) -> list[Path]:
     written = []
     for name, content in files.items():
         path = out_dir / name
-        write_new_file(path, content)
+        write_new(path, content)
         written.append(path)
     return written
-
-
-def write_new_file(path: Path, content: str | bytes) -> None:
-    """`path` holds `content` whole, or does not exist; an existing `path` is never touched."""
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    try:
-        fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise AdvisorError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _publish(temp, path)
-    except FileExistsError:
-        raise AdvisorError(f"{path} already exists (never overwritten)") from None
-    except OSError as exc:
-        raise AdvisorError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-
-
-def _publish(temp: str, path: Path) -> None:
-    try:
-        os.link(temp, path)
-    except OSError as exc:
-        if exc.errno not in _NO_LINK:
-            raise
-        if path.exists():
-            raise FileExistsError(path) from None
-        os.rename(temp, path)
 
 
 def load_report(path: str | Path) -> Report:

@@ -95,14 +95,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def write_zoo(out: Path) -> Any:
     """Build the zoo report from a sweep folder and write sweep.json/.md/.html (replacing any
     earlier ones: they are derived from the reports)."""
+    from advisor.core.files import replace_atomically
     from advisor.sweep.render import render_html, render_json, render_markdown
-    from advisor.sweep.runner import write_atomic
 
     zoo = load_zoo(out)
     for name, text in zip(
         ZOO_FILES, (render_json(zoo), render_markdown(zoo), render_html(zoo)), strict=True
     ):
-        write_atomic(out / name, text)
+        replace_atomically(out / name, text)
     return zoo
 
 

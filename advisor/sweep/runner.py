@@ -1,14 +1,13 @@
 """One sweep: decide what to run (resume), hand the jobs to an engine, keep index.json current.
 
-index.json is rewritten atomically (a temp file, then a rename) after every finished target,
-so a sweep stopped at any point leaves a usable index.
+index.json is replaced atomically (`advisor.core.files.replace_atomically`) after every
+finished target, so a sweep stopped at any point leaves a usable index.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.errors import AdvisorError
+from advisor.core.files import replace_atomically
 from advisor.sweep.engines import Command, Job, TargetResult, advisor_command, run_local, run_ray
 from advisor.sweep.manifest import Manifest, TargetSpec
 
@@ -138,14 +138,7 @@ def write_index(out_dir: Path, header: dict[str, Any], records: dict[str, Target
         "counts": counts,
         "targets": targets,
     }
-    write_atomic(out_dir / INDEX_FILE, json.dumps(data, indent=2))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file whole or not at all: a temp file beside it, then a rename."""
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
+    replace_atomically(out_dir / INDEX_FILE, json.dumps(data, indent=2))
 
 
 class ProgressMeter:
