@@ -201,20 +201,31 @@ def test_a_knob_that_keeps_the_break_changes_nothing() -> None:
     assert entry.cost_ms == pytest.approx(0.028)
 
 
-def test_library_break_is_isolated_unless_a_knob_measures_a_fix() -> None:
+def test_library_break_needs_a_library_change_unless_a_knob_measures_a_fix() -> None:
     lib = site(
         code="return bool(done.max() == 0)",
         gb_code="GB0124",
         gb_type="Unsupported Tensor.item() call",
         file="/venv/lib/python3.11/site-packages/transformers/generation/utils.py",
     )
-    (entry,) = run_advise(lib).breaks
+    reached = dataclasses.replace(
+        lib, reached_from=Location("/home/u/proj/loop.py", 44, "f", "y = t(x)")
+    )
+    advice = run_advise(reached)
+    (entry,) = advice.breaks
     assert entry.decision is not None and entry.decision.library
-    assert entry.verdict == "isolate"
+    assert entry.verdict == "rewrite"  # the library's code to rewrite: upstream
+    # the action is at the library line, never at the user's calling line
+    assert [(a.kind, a.where) for a in advice.actions] == [("upstream", lib.where)]
+    # and its estimate is kept apart from the projection
+    assert advice.ledger is not None and advice.ledger.library_ms == pytest.approx(entry.cost_ms)
+    assert advice.ledger.projected_ms == pytest.approx(advice.ledger.step_ms)
     knob = what_if(knob="capture_scalar_outputs=True", setting="capture_scalar_outputs",
                    fix="rewrite")  # fmt: skip
-    (fixed,) = run_advise(lib, what_ifs=[knob]).breaks
+    fixed_advice = run_advise(reached, what_ifs=[knob])
+    (fixed,) = fixed_advice.breaks
     assert fixed.verdict == "rewrite" and fixed.decision and fixed.decision.basis == "measured"
+    assert [a.kind for a in fixed_advice.actions] == ["knob"]
 
 
 def test_fullgraph_that_matches_and_runs_faster_is_measured_truth() -> None:
@@ -236,6 +247,7 @@ def guard_skip(**kw) -> WhatIf:  # type: ignore[no-untyped-def]
         knob="skip_guard_eval_unsafe=True",
         setting="torch.compiler.set_stance",
         fix="guards",
+        kind="guards",
         targets=(),
         removed=(),
         variant_ms=0.08,

@@ -219,13 +219,16 @@ def test_a_rewrite_of_library_code_says_whose_change_it_is() -> None:
         entry, decision=dataclasses.replace(entry.decision, library=True, fix="rewrite")
     )
     report = dataclasses.replace(report, breaks=(library_entry,))
-    rewrite = Action(
-        kind="code", saving_ms=0.1, breaks=(entry.id,), fix="rewrite", where=entry.site.where
+    upstream = Action(
+        kind="upstream", saving_ms=0.1, breaks=(entry.id,), fix="rewrite", where=entry.site.where
     )
-    title = prose.action_title(rewrite, report, displayer(report))
-    assert title.startswith("Rewrite the ") and "library code: a fix upstream" in title
+    title = prose.action_title(upstream, report, displayer(report))
+    assert title.startswith("Needs a library change (estimated): the print() side effect at ")
+    assert "report it upstream with that line" in title
+    rewrite = dataclasses.replace(upstream, kind="code")
     mine = dataclasses.replace(report, breaks=(entry,))
-    assert "library" not in prose.action_title(rewrite, mine, displayer(mine))
+    title = prose.action_title(rewrite, mine, displayer(mine))
+    assert title.startswith("Rewrite the ") and "library" not in title
 
 
 def test_guard_what_if_line_says_what_was_timed() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from advisor.core.measured import BreakSite, Location
+from advisor.core.measured import BreakSite, CodeUnit, Location
 
 # --- attribution ------------------------------------------------------------------------------
 
@@ -187,13 +187,40 @@ class Ledger:
     projection_miss: float | None = None  # projected / measured all-fixed - 1
     guard_lookup_ms: float = 0.0  # of the step: guard evaluation before each region
     guard_excess_ms: float = 0.0  # of which above the probe's trivial guards
+    # Estimated savings of breaks in library code that no measured change removes: they need
+    # a library change, so they are not in `saving_ms` or the projection.
+    library_ms: float = 0.0
+    # What bounds the projection: "estimate" (none), "measured" (not below the best measured
+    # step of a variant that removes the same breaks), "eager" (compiling loses and nothing
+    # measured recovers it: not below eager).
+    projection_basis: str = "estimate"
+    estimated_projected_ms: float | None = None  # step - saving, before any bound
+    measured_all_fixed_source: str | None = None  # "fullgraph" or the knob that removed all
+    measured_all_fixed_diff: float | None = None  # its largest difference from eager's output
+    default_diff: float | None = None  # the default mode's own
+
+
+ACTION_KINDS = (
+    "knob",  # set a Dynamo config knob (measured)
+    "fullgraph",  # compile with fullgraph=True (measured)
+    "regional",  # compile the break-free sub-modules instead of the whole (measured)
+    "disable",  # torch.compiler.disable the functions holding the breaks (measured)
+    "eager",  # do not compile this function: nothing measured beats eager (measured)
+    "keep",  # nothing to fix: one graph, compiled (measured against eager)
+    "code",  # rewrite or delete the code at the break's line
+    "isolate",  # move the code at the break's line out of the compiled function
+    "upstream",  # a break in library code with no measured fix: a library change
+    "guards",  # skip guard evaluation once warm: unsafe if inputs change
+    "dynamic",  # mark the changing dimension dynamic
+    "recompile",  # keep the guarded values stable between calls
+)
 
 
 @dataclass(frozen=True)
 class Action:
     """One thing to do, with what it saves per call; `measured` when a run of it was timed."""
 
-    kind: str  # "knob" | "code" | "fullgraph" | "dynamic" | "isolate" | "recompile" | "guards"
+    kind: str  # one of ACTION_KINDS
     saving_ms: float | None
     saving_ci_ms: tuple[float, float] | None = None
     measured: bool = False
@@ -204,6 +231,13 @@ class Action:
     where: Location | None = None  # the line to change
     compile_s: float | None = None  # kind "recompile"/"dynamic": compile time spent
     dims: tuple[int, ...] = ()  # kind "dynamic": the dimensions that change
+    # The step after it: a measured variant's median scaled to the default mode's (the A/B's
+    # own baseline drifts from it), else the default median less the estimated saving.
+    step_ms: float | None = None
+    subjects: tuple[CodeUnit, ...] = ()  # kind "regional"/"disable": modules or functions
+    safe: bool = True  # False: it can silently run the wrong code (skipping guards)
+    max_abs_diff: float | None = None  # its output's largest difference from eager's
+    default_abs_diff: float | None = None  # the default mode's own, for comparison
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from advisor.core.model import (
     Report,
     WhatIf,
 )
+from advisor.render import actions
 from advisor.render.formatting import Display as Display
 from advisor.render.formatting import fmt_ms as _ms
 from advisor.render.formatting import fmt_num as _num
@@ -148,12 +149,25 @@ def savings_line(entry: BreakEntry) -> str:
     return "; ".join(f"{word} saves {_ms(v)} ms" for word, v in options)
 
 
+def _diffs(w: WhatIf) -> str:
+    """The variant's and the baseline's largest differences from eager, where either is off."""
+    out, base = w.output, w.baseline_output
+    if out is None or out.max_abs_diff is None or (out.matches and (base is None or base.matches)):
+        return ""
+    shown = f" (max |Δ| {out.max_abs_diff:.2g}"
+    if base is not None and base.max_abs_diff is not None:
+        shown += f"; the default mode's {base.max_abs_diff:.2g}"
+    return shown + ")"
+
+
 def what_if_line(w: WhatIf) -> str:
+    if w.status == "skipped":
+        return f"{actions.what_if_label(w)}: not tried ({w.error or 'does not apply'})"
     if w.status != "measured":
-        return f"`{w.knob}`: failed ({w.error or 'no detail'})"
+        return f"{actions.what_if_label(w)}: failed ({w.error or 'no detail'})"
     ci = f"[{_ms(w.saving_ci_ms[0])}, {_ms(w.saving_ci_ms[1])}]" if w.saving_ci_ms else "-"
     match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
-    if w.fix == "guards":
+    if w.kind == "guards" or w.fix == "guards":
         return (
             f"`{w.setting}({w.knob})` (the same compiled code, guards not evaluated): "
             f"{_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving {_ms(w.saving_ms)} ms, "
@@ -164,8 +178,8 @@ def what_if_line(w: WhatIf) -> str:
         removed += f", {len(w.new_breaks)} new break(s) in their place"
     timing = "interleaved" if w.interleaved else "one after the other (the original skips frames)"
     return (
-        f"`{w.knob}`: {_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving "
-        f"{_ms(w.saving_ms)} ms, 95% CI {ci}; {removed}; matches eager: {match}; "
+        f"{actions.what_if_label(w)}: {_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving "
+        f"{_ms(w.saving_ms)} ms, 95% CI {ci}; {removed}; matches eager: {match}{_diffs(w)}; "
         f"{w.rounds} rounds, {timing}"
         + ("; the medians' 95% intervals did not reach the target" if w.target_met is False else "")
     )
@@ -230,36 +244,11 @@ def method(c: Calibration) -> str:
 
 
 def action_title(action: Action, report: Report, display: Display) -> str:
-    n = len(action.breaks)
-    if action.kind == "knob":
-        return f"Set `torch._dynamo.config.{action.knob}` (removes {n} break(s), measured)"
-    if action.kind == "fullgraph":
-        return "Compile with `fullgraph=True`: it compiled, matched eager and ran faster (measured)"
-    if action.kind == "guards":
-        stance = "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)` once warm"
-        measured = " (measured)" if action.measured else ""
-        if report.breaks:
-            return f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}{measured}"
-        return (
-            f"Reduce guard evaluation: {stance} (only while inputs keep their shapes and types)"
-            f"{measured}"
-        )
-    if action.kind == "dynamic":
-        dims = ", ".join(str(d) for d in action.dims) or "?"
-        return f"Mark the changing dimension(s) {dims} dynamic (`torch._dynamo.mark_dynamic`)"
-    if action.kind == "recompile":
-        return "Stop the recompiles: keep the guarded values stable between calls"
-    entry = report.entry(action.breaks[0]) if action.breaks else None
-    what = category_title(entry.decision.category) if entry and entry.decision else "break"
-    verb = {"isolate": "Isolate", "rewrite": "Rewrite", "delete": "Delete"}.get(
-        action.fix or "", "Fix"
-    )
-    title = f"{verb} the {what} at {location(action.where, display)}"
-    in_library = entry is not None and entry.decision is not None and entry.decision.library
-    if in_library and action.fix != "isolate" and action.where == entry.site.where:
-        # The saving is a change to code the user does not own: say who can make it.
-        title += " (library code: a fix upstream, or the library's compile-friendly option)"
-    return title
+    """What to do, and for a measured variant accepted on the default mode's own numerics,
+    both differences from eager."""
+    title = actions.action_title(action, report, display)
+    note = actions.numerics_note(action)
+    return f"{title} ({note})" if note else title
 
 
 def headline(report: Report) -> str | None:
@@ -274,17 +263,25 @@ def headline(report: Report) -> str | None:
     parts = [f"compile is {ratio:.2f}x of eager here"]
     if report.breaks:
         parts.append(
-            f"breaks cost about {_pct(ledger.saving_ms / ledger.step_ms)} of the step "
-            f"({len(report.breaks)} root cause(s))"
+            f"fixing the breaks saves about {_pct(ledger.saving_ms / ledger.step_ms)} of the "
+            f"step ({len(report.breaks)} root cause(s))"
         )
+    if ledger.library_ms > 0:
+        parts.append(f"{_pct(ledger.library_ms / ledger.step_ms)} more needs a library change")
     if ledger.measured_all_fixed_ms:
+        shown = _all_fixed_source(ledger)
         parts.append(
-            f"fullgraph=True measured {ledger.measured_all_fixed_ms:.3f} ms "
+            f"{shown} measured {ledger.measured_all_fixed_ms:.3f} ms "
             f"({eager.latency.median_ms / ledger.measured_all_fixed_ms:.2f}x of eager)"
         )
     if report.actions:
         parts.append("do #1 first")
     return "; ".join(parts)
+
+
+def _all_fixed_source(ledger: Ledger) -> str:
+    source = ledger.measured_all_fixed_source or "fullgraph"
+    return "fullgraph=True" if source == "fullgraph" else f"`{source}`"
 
 
 def recompile_recommendation(r: RecompileAdvice) -> str:
@@ -309,13 +306,28 @@ def recompile_recommendation(r: RecompileAdvice) -> str:
 
 
 def ledger_note(ledger: Ledger) -> str | None:
-    if ledger.measured_all_fixed_ms is None or ledger.projection_miss is None:
-        return None
-    return (
-        f"projected all-fixed step {ledger.projected_ms:.3f} ms against "
-        f"{ledger.measured_all_fixed_ms:.3f} ms measured with fullgraph=True "
-        f"({ledger.projection_miss:+.0%}); the measurement decides"
-    )
+    """How the projection stands against what was measured, the raw estimate beside it."""
+    notes = []
+    estimate = ledger.estimated_projected_ms
+    if ledger.measured_all_fixed_ms is not None and ledger.projection_miss is not None:
+        source = ledger.measured_all_fixed_source or "fullgraph"
+        shown = "fullgraph=True" if source == "fullgraph" else f"`{source}`"
+        measured = _ms(ledger.measured_all_fixed_ms)
+        notes.append(
+            f"estimated all-fixed step {_ms(estimate)} ms against {measured} ms measured with "
+            f"{shown} ({ledger.projection_miss:+.0%}); the measurement decides"
+        )
+    if ledger.projection_basis == "eager":
+        notes.append(
+            f"the estimate ({_ms(estimate)} ms) is below eager, which nothing measured beats: "
+            f"the projection is held at eager's {_ms(ledger.eager_ms)} ms"
+        )
+    if ledger.library_ms > 0:
+        notes.append(
+            f"{_ms(ledger.library_ms)} ms more is estimated for breaks in library code that need "
+            "a library change; it is not in the projection"
+        )
+    return "; ".join(notes) or None
 
 
 def segment_label(kind: str, compile_id: str | None, break_id: str | None) -> str:

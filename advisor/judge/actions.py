@@ -1,0 +1,184 @@
+"""Actions: what to do, in order, each with what it saves and the step after it.
+
+Measured changes (a knob, fullgraph=True, compiling only the break-free sub-modules, disabling
+the functions that hold the breaks, not compiling at all) are ranked by their measured step;
+estimated code changes by the default step less their estimate. Every action names a line the
+user can change: the break's own line for code in the user's files; for a break in library
+code, a knob, a placement, or the library line to report upstream, never the user's calling
+line. Safe actions come first: skipping guard evaluation can silently run the wrong code, so
+it comes after every safe action. Where compiling loses to eager and nothing measured recovers
+it, not compiling comes first; where there is nothing to fix, that comes first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from advisor.core.model import Action, BreakEntry, Ledger, RecompileAdvice
+from advisor.judge.decide import Step
+from advisor.judge.ledger import beats, needs_library_change
+from advisor.judge.measured import MeasuredStep
+
+# On a break-free model, skipping guards leads only when it saves at least this share.
+LARGE_GUARD_SHARE = 0.25
+PLACEMENTS = ("regional", "disable")
+
+
+def build_actions(
+    entries: tuple[BreakEntry, ...],
+    steps: list[MeasuredStep],
+    ledger: Ledger | None,
+    recompiles: tuple[RecompileAdvice, ...],
+    step: Step,
+) -> tuple[Action, ...]:
+    measured = _measured_actions(entries, steps, step)
+    covered = {b for a in measured if a.kind == "knob" for b in a.breaks}
+    unsafe = _guard_action(steps, ledger, step)
+    fixes = [
+        _entry_action(e, step) for e in entries if e.verdict != "ignore" and e.id not in covered
+    ]
+    actions = _order([*measured, *fixes], steps, step)
+    if not entries and not any(a.saving_ms for a in actions) and ledger is not None:
+        actions = [_keep(ledger, steps, step), *actions]
+    return tuple(
+        _place_guards(actions, unsafe, bool(entries), step) + _recompile_actions(recompiles)
+    )
+
+
+def _measured_actions(
+    entries: tuple[BreakEntry, ...], steps: list[MeasuredStep], step: Step
+) -> list[Action]:
+    ids = {e.id for e in entries}
+    out = []
+    for s in steps:
+        if s.accepted is False or not s.beyond_noise:
+            continue
+        if s.kind == "knob" and s.clean and s.removes & ids:
+            out.append(_from_step(s, "knob", tuple(sorted(s.removes & ids)), knob=s.source))
+        elif s.kind == "fullgraph" and entries:
+            out.append(_from_step(s, "fullgraph", tuple(e.id for e in entries)))
+        elif s.kind in PLACEMENTS and s.what_if is not None:
+            covered = tuple(sorted(ids & set(s.what_if.targets)))
+            out.append(replace(_from_step(s, s.kind, covered), subjects=s.what_if.subjects))
+        elif s.kind == "eager":
+            out.append(_from_step(s, "eager", ()))
+    return out
+
+
+def _from_step(
+    s: MeasuredStep, kind: str, breaks: tuple[str, ...], knob: str | None = None
+) -> Action:
+    return Action(
+        kind=kind,
+        saving_ms=s.saving_ms,
+        saving_ci_ms=s.saving_ci_ms,
+        measured=True,
+        breaks=breaks,
+        matches_eager=s.accepted,
+        knob=knob,
+        step_ms=s.step_ms,
+        max_abs_diff=s.max_abs_diff,
+        default_abs_diff=s.default_abs_diff,
+    )
+
+
+def _entry_action(entry: BreakEntry, step: Step) -> Action:
+    """The change at the break's own line: the user's code (rewrite, isolate, delete), or for
+    library code with no measured fix, the library line to report upstream."""
+    assert entry.decision is not None
+    fix = entry.decision.fix
+    if needs_library_change(entry):
+        kind = "upstream"
+    else:
+        kind = "isolate" if fix == "isolate" else "code"
+    return Action(
+        kind=kind,
+        saving_ms=entry.cost_ms,
+        saving_ci_ms=(
+            max(0.0, entry.cost_ms - entry.cost_uncertainty_ms),
+            entry.cost_ms + entry.cost_uncertainty_ms,
+        ),
+        measured=entry.decision.basis == "measured",
+        breaks=(entry.id,),
+        fix=fix,
+        where=entry.site.where,
+        step_ms=step.median_ms - entry.cost_ms,
+    )
+
+
+def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list[Action]:
+    """By the step after each (fastest first), estimates of library changes last; not
+    compiling first where it beats the default step and nothing measured beats it."""
+    ranked = sorted(actions, key=lambda a: (a.kind == "upstream", _step_of(a, step), a.kind))
+    eager = next((a for a in ranked if a.kind == "eager"), None)
+    if eager is not None and eager.step_ms is not None and not beats(steps, eager.step_ms):
+        ranked = [eager, *(a for a in ranked if a is not eager)]
+    return ranked
+
+
+def _step_of(action: Action, step: Step) -> float:
+    if action.step_ms is not None:
+        return action.step_ms
+    return step.median_ms - (action.saving_ms or 0.0)
+
+
+def _keep(ledger: Ledger, steps: list[MeasuredStep], step: Step) -> Action:
+    """Nothing to fix: one graph, no break; how it stands against eager, measured."""
+    eager = next((s for s in steps if s.kind == "eager"), None)
+    return Action(
+        kind="keep",
+        saving_ms=0.0,
+        measured=eager is not None,
+        step_ms=step.median_ms,
+    )
+
+
+def _guard_action(steps: list[MeasuredStep], ledger: Ledger | None, step: Step) -> Action | None:
+    """Measured truth first: the default mode timed without guard evaluation decides (no
+    action when its saving is not beyond zero); without it, the estimate from the profile."""
+    measured = next((s for s in steps if s.kind == "guards"), None)
+    if measured is not None:
+        if measured.accepted is False or not measured.beyond_noise:
+            return None
+        if measured.saving_ms <= step.threshold_ms:
+            return None
+        return replace(_from_step(measured, "guards", ()), safe=False)
+    if ledger is None or ledger.guard_excess_ms <= max(step.threshold_ms, step.noise_ms):
+        return None
+    return Action(
+        kind="guards",
+        saving_ms=ledger.guard_excess_ms,
+        step_ms=step.median_ms - ledger.guard_excess_ms,
+        safe=False,
+    )
+
+
+def _place_guards(
+    actions: list[Action], guards: Action | None, has_breaks: bool, step: Step
+) -> list[Action]:
+    """After every safe action; first on a break-free model only when it saves a large share
+    of the step (and never ahead of a measured action that saves more)."""
+    if guards is None:
+        return actions
+    share = (guards.saving_ms or 0.0) / step.median_ms if step.median_ms > 0 else 0.0
+    if not has_breaks and share >= LARGE_GUARD_SHARE and actions and actions[0].kind == "keep":
+        return [guards, *actions]
+    return [*actions, guards]
+
+
+def _recompile_actions(recompiles: tuple[RecompileAdvice, ...]) -> list[Action]:
+    if not recompiles:
+        return []
+    size = [r for r in recompiles if r.cause == "size"]
+    rest = [r for r in recompiles if r.cause != "size"]
+    out = []
+    if size:
+        dims = tuple(sorted({r.dim for r in size if r.dim is not None}))
+        out.append(Action(kind="dynamic", saving_ms=None, dims=dims, compile_s=_compile_s(size)))
+    if rest:
+        out.append(Action(kind="recompile", saving_ms=None, compile_s=_compile_s(rest)))
+    return out
+
+
+def _compile_s(records: list[RecompileAdvice]) -> float:
+    return sum(r.compile_s or 0.0 for r in records)

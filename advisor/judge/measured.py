@@ -1,0 +1,107 @@
+"""The steps that were measured rather than estimated: eager, fullgraph=True, and every what-if
+variant, each scaled to the default mode's median (an A/B's own baseline drifts from it, so a
+variant's step is the default median times variant / baseline). They bound the projection and
+rank the measured actions against one another."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.core import stats
+from advisor.core.model import ModeResult, WhatIf
+from advisor.judge.numerics import mode_accepted, mode_output, what_if_accepted
+
+
+@dataclass(frozen=True)
+class MeasuredStep:
+    source: str  # "eager", "fullgraph", or the what-if's key
+    kind: str  # "eager" | "fullgraph" | a WhatIf kind
+    step_ms: float  # scaled to the default mode's median
+    saving_ms: float  # measured, in its own A/B (or from the modes' samples)
+    saving_ci_ms: tuple[float, float]
+    accepted: bool | None  # outputs judged against eager (None: no reference)
+    removes: frozenset[str]  # entry ids it no longer has (fullgraph: all; eager: none)
+    clean: bool  # no break took the place of the ones it removed
+    what_if: WhatIf | None = None
+    max_abs_diff: float | None = None
+    default_abs_diff: float | None = None
+
+    @property
+    def beyond_noise(self) -> bool:
+        return self.saving_ci_ms[0] > 0
+
+
+def measured_steps(
+    modes: dict[str, ModeResult], what_ifs: tuple[WhatIf, ...], entry_ids: frozenset[str]
+) -> list[MeasuredStep]:
+    default = modes.get("default")
+    if default is None or default.latency is None:
+        return []
+    out = [
+        s for s in (_mode_step(modes.get(m), default, entry_ids) for m in ("eager", "fullgraph"))
+    ]
+    out += [_what_if_step(w, default) for w in what_ifs]
+    return [s for s in out if s is not None]
+
+
+def _mode_step(
+    mode: ModeResult | None, default: ModeResult, entry_ids: frozenset[str]
+) -> MeasuredStep | None:
+    if mode is None or mode.status != "ok" or mode.latency is None or not mode.latency.samples_ms:
+        return None
+    assert default.latency is not None
+    saving, low, high = stats.median_difference_ci(
+        default.latency.samples_ms, mode.latency.samples_ms
+    )
+    eager = mode.mode == "eager"
+    own, reference = mode_output(mode), mode_output(default)
+    return MeasuredStep(
+        source=mode.mode,
+        kind=mode.mode,
+        step_ms=mode.latency.median_ms,
+        saving_ms=saving,
+        saving_ci_ms=(low, high),
+        accepted=True if eager else mode_accepted(mode, default),
+        removes=frozenset() if eager else entry_ids,
+        clean=True,
+        max_abs_diff=own.max_abs_diff if own else None,
+        default_abs_diff=reference.max_abs_diff if reference else None,
+    )
+
+
+def _what_if_step(w: WhatIf, default: ModeResult) -> MeasuredStep | None:
+    if w.status != "measured" or w.saving_ms is None or w.saving_ci_ms is None:
+        return None
+    if not w.baseline_ms or w.variant_ms is None:
+        return None
+    assert default.latency is not None
+    output = w.output
+    reference = w.baseline_output or mode_output(default)
+    return MeasuredStep(
+        source=w.knob,
+        kind=w.kind,
+        step_ms=default.latency.median_ms * w.variant_ms / w.baseline_ms,
+        saving_ms=w.saving_ms,
+        saving_ci_ms=w.saving_ci_ms,
+        accepted=what_if_accepted(w, default),
+        removes=frozenset(w.removed),
+        clean=not w.new_breaks,
+        what_if=w,
+        max_abs_diff=output.max_abs_diff if output else None,
+        default_abs_diff=reference.max_abs_diff if reference else None,
+    )
+
+
+def all_fixed(steps: list[MeasuredStep], entry_ids: frozenset[str]) -> MeasuredStep | None:
+    """The fastest measured variant that removes every entry cleanly with outputs accepted:
+    fullgraph=True, or a knob that removed them all (a placement does not remove breaks)."""
+    candidates = [
+        s
+        for s in steps
+        if s.kind in ("fullgraph", "knob", "noop")
+        and s.accepted is not False
+        and s.clean
+        and entry_ids
+        and entry_ids <= s.removes
+    ]
+    return min(candidates, key=lambda s: s.step_ms, default=None)

@@ -1,0 +1,185 @@
+"""The words for actions and what-ifs: what to do, where, and the numbers behind it."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from advisor.core.model import Action, CodeUnit, Report, WhatIf
+from advisor.core.paths import is_installed
+from advisor.render.formatting import Display, fmt_ms, location
+from advisor.render.recipes import category_title
+
+GUARD_CONDITION = (
+    "safe only while every call keeps the shapes, dtypes and Python values the guards check: a "
+    "changed one silently runs code compiled for the old ones"
+)
+
+
+def action_title(action: Action, report: Report, display: Display) -> str:
+    title = _TITLES.get(action.kind)
+    if title is not None:
+        return title(action, report, display)
+    return _code_title(action, report, display)
+
+
+def _knob(action: Action, report: Report, display: Display) -> str:
+    n = len(action.breaks)
+    return f"Set `torch._dynamo.config.{action.knob}` (removes {n} break(s), measured)"
+
+
+def _fullgraph(action: Action, report: Report, display: Display) -> str:
+    return "Compile with `fullgraph=True`: it compiled, matched eager and ran faster (measured)"
+
+
+def _regional(action: Action, report: Report, display: Display) -> str:
+    return (
+        f"Compile {regions_summary(action.subjects)} instead of the whole "
+        f"{_target(report)}, the rest eager{_steps(action, report)} (measured)"
+    )
+
+
+def _disable(action: Action, report: Report, display: Display) -> str:
+    names = ", ".join(_disabled(u, display) for u in action.subjects)
+    return (
+        f"Run {names} eagerly with `torch.compiler.disable`, the rest compiled"
+        f"{_steps(action, report)} (measured)"
+    )
+
+
+def _eager(action: Action, report: Report, display: Display) -> str:
+    title = f"Do not compile {_target(report)}: run it eagerly{_steps(action, report)} (measured)"
+    first = report.actions[:1] == (action,)
+    return title + ("; nothing measured recovers what compiling costs" if first else "")
+
+
+def _keep(action: Action, report: Report, display: Display) -> str:
+    eager, default = report.mode("eager"), report.mode("default")
+    if eager and eager.latency and default and default.latency:
+        ratio = eager.latency.median_ms / default.latency.median_ms
+        return (
+            f"Nothing to fix: one graph, no break; compiled runs {ratio:.2f}x of eager (measured)"
+        )
+    return "Nothing to fix: one graph, no break"
+
+
+def _guards(action: Action, report: Report, display: Display) -> str:
+    stance = "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)` once warm"
+    measured = " (measured)" if action.measured else ""
+    if report.breaks:
+        return (
+            f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}{measured}: "
+            f"{GUARD_CONDITION}"
+        )
+    return f"Reduce guard evaluation: {stance}{measured}: {GUARD_CONDITION}"
+
+
+def _dynamic(action: Action, report: Report, display: Display) -> str:
+    dims = ", ".join(str(d) for d in action.dims) or "?"
+    return f"Mark the changing dimension(s) {dims} dynamic (`torch._dynamo.mark_dynamic`)"
+
+
+def _recompile(action: Action, report: Report, display: Display) -> str:
+    return "Stop the recompiles: keep the guarded values stable between calls"
+
+
+def _upstream(action: Action, report: Report, display: Display) -> str:
+    entry = report.entry(action.breaks[0]) if action.breaks else None
+    what = category_title(entry.decision.category) if entry and entry.decision else "break"
+    return (
+        f"Needs a library change (estimated): the {what} at {location(action.where, display)} "
+        "is library code; use the library's compile-friendly option if it has one, or report it "
+        "upstream with that line"
+    )
+
+
+def _code_title(action: Action, report: Report, display: Display) -> str:
+    entry = report.entry(action.breaks[0]) if action.breaks else None
+    what = category_title(entry.decision.category) if entry and entry.decision else "break"
+    verb = {"isolate": "Isolate", "rewrite": "Rewrite", "delete": "Delete"}.get(
+        action.fix or "", "Fix"
+    )
+    return f"{verb} the {what} at {location(action.where, display)}"
+
+
+_TITLES = {
+    "knob": _knob,
+    "fullgraph": _fullgraph,
+    "regional": _regional,
+    "disable": _disable,
+    "eager": _eager,
+    "keep": _keep,
+    "guards": _guards,
+    "dynamic": _dynamic,
+    "recompile": _recompile,
+    "upstream": _upstream,
+}
+
+
+def _target(report: Report) -> str:
+    return f"`{report.workload.name}`"
+
+
+def _steps(action: Action, report: Report) -> str:
+    ledger = report.ledger
+    if action.step_ms is None or ledger is None:
+        return ""
+    return f": {fmt_ms(ledger.step_ms)} → {fmt_ms(action.step_ms)} ms per call"
+
+
+def _disabled(unit: CodeUnit, display: Display) -> str:
+    where = f" ({location(unit.where, display)})" if unit.where else ""
+    library = (
+        " (library code: wrap it where you set up the model)"
+        if (unit.where and is_installed(unit.where.file))
+        else ""
+    )
+    return f"`{unit.path}`{where}{library}"
+
+
+_INDEX = re.compile(r"^(?P<base>.*)\.(?P<index>\d+)$")
+
+
+def regions_summary(units: tuple[CodeUnit, ...]) -> str:
+    """`model.layers[0..11]` (12 × LlamaDecoderLayer), one group per module list and class."""
+    groups: dict[tuple[str, str], list[int | None]] = defaultdict(list)
+    for unit in units:
+        match = _INDEX.match(unit.path)
+        base, index = (match["base"], int(match["index"])) if match else (unit.path, None)
+        groups[(base, unit.name)].append(index)
+    parts = []
+    for (base, name), indices in groups.items():
+        numbered = sorted(i for i in indices if i is not None)
+        if len(numbered) > 1:
+            parts.append(f"`{base}[{numbered[0]}..{numbered[-1]}]` ({len(numbered)} × {name})")
+        elif numbered:
+            parts.append(f"`{base}[{numbered[0]}]` ({name})")
+        else:
+            parts.append(f"`{base}` ({name})")
+    return ", ".join(parts) or "its sub-modules"
+
+
+def numerics_note(action: Action) -> str | None:
+    """Where a measured variant's output is accepted by the default mode's own numerics."""
+    if action.matches_eager is not True or action.max_abs_diff is None:
+        return None
+    if action.default_abs_diff is None:
+        return None
+    return (
+        f"its output differs from eager's by at most {action.max_abs_diff:.2g}, the default "
+        f"mode's by {action.default_abs_diff:.2g}: the same floating-point rounding"
+    )
+
+
+def what_if_label(w: WhatIf) -> str:
+    if w.kind in ("regional", "disable"):
+        units = (
+            regions_summary(w.subjects)
+            if w.kind == "regional"
+            else ", ".join(f"`{u.path}`" for u in w.subjects)
+        )
+        verb = "compile only" if w.kind == "regional" else "disable"
+        return f"placement: {verb} {units or '-'}"
+    if w.kind == "noop":
+        return f"`{w.knob.split(':', 1)[1]}` made a no-op"
+    return f"`{w.knob}`"
