@@ -196,3 +196,39 @@ def test_medians_whose_ratio_overflows_are_not_compared() -> None:
     delta = mode_delta("default", tiny, large, Rule())
     assert delta.ratio is None and not delta.significant
     assert delta.verdict == "n/a"
+
+
+def two_modes(eager_ms: list[float], default_ms: list[float]):  # type: ignore[no-untyped-def]
+    base = full_report()
+    eager = ModeResult("eager", "ok", latency=latency_stats([s / 1e3 for s in eager_ms], 1))
+    default = ModeResult("default", "ok", latency=latency_stats([s / 1e3 for s in default_ms], 1))
+    return dataclasses.replace(base, modes=(eager, default), breaks=())
+
+
+def test_a_machine_that_drifts_between_runs_moves_eager_too_and_the_relative_row_says_so() -> None:
+    # Two runs of unchanged code, the second on a machine 20% slower: eager and default both
+    # "slower" beyond noise, but against eager in its own run the default mode did not change.
+    rng = np.random.default_rng(5)
+    before = two_modes(list(1.0 + rng.normal(0, 0.01, 24)), list(0.5 + rng.normal(0, 0.005, 24)))
+    after = two_modes(list(1.2 + rng.normal(0, 0.01, 24)), list(0.6 + rng.normal(0, 0.005, 24)))
+    c = compare_reports(before, after)
+    by_mode = {d.mode: d for d in c.modes}
+    assert by_mode["eager"].verdict == by_mode["default"].verdict == "slower"
+    relative = by_mode["default / eager"]
+    assert relative.verdict == "no significant change" and relative.ratio == pytest.approx(
+        1.0, abs=0.02
+    )
+    assert relative.before_ms == pytest.approx(0.5, abs=0.01)
+    assert [n.kind for n in c.warnings if n.kind == "moved_together"] == ["moved_together"]
+    text = render_compare_text(c)
+    assert "compile (default) relative to eager" in text and "0.500× eager" in text
+
+
+def test_a_real_change_shows_against_eager_too() -> None:
+    rng = np.random.default_rng(6)
+    before = two_modes(list(1.0 + rng.normal(0, 0.01, 24)), list(0.5 + rng.normal(0, 0.005, 24)))
+    after = two_modes(list(1.0 + rng.normal(0, 0.01, 24)), list(0.4 + rng.normal(0, 0.005, 24)))
+    c = compare_reports(before, after)
+    by_mode = {d.mode: d for d in c.modes}
+    assert by_mode["default / eager"].verdict == "faster" and by_mode["eager"].verdict != "faster"
+    assert not [n for n in c.warnings if n.kind == "moved_together"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -449,3 +450,47 @@ def test_what_if_timing_is_adaptive_too() -> None:
     assert ab.baseline.target_met is True and ab.variant.target_met is False
     assert ab.baseline.n == ab.variant.n > settings.repeats  # went on past the minimum
     assert [(n.kind, n.subject) for n in ab.notes] == [("target_missed", "variant")]
+
+
+# --- other processes on the CPUs -------------------------------------------------------------
+
+
+def test_the_share_of_the_cpus_others_used_is_their_busy_time_less_ours() -> None:
+    hz = os.sysconf("SC_CLK_TCK")
+    start = measure_cpus.CpuTimes({0: 0, 1: 0}, {0: 0, 1: 0}, own_s=0.0, at=0.0)
+    # over 1 s on CPUs 0 and 1: 1.5 CPU-seconds busy, of which 0.5 s were ours
+    end = measure_cpus.CpuTimes({0: hz, 1: hz // 2}, {0: hz, 1: hz}, own_s=0.5, at=1.0)
+    assert measure_cpus.others_share(start, end, (0, 1)) == pytest.approx(0.5)
+    assert measure_cpus.others_share(start, end, (0,)) == pytest.approx(0.5)
+    assert measure_cpus.others_share(start, start, (0,)) is None
+
+
+def test_threads_fit_the_free_cpus_and_a_request_that_does_not_fit_is_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(measure_cpus, "cpu_affinity", lambda: (0, 1))
+    monkeypatch.setattr(measure_cpus, "busy_cpus", lambda cpus, window_s=0.3: (0,))
+    threads, notes = measure_cpus.fitting_threads(None)
+    assert threads == 1 and [n.kind for n in notes] == ["threads_chosen"]
+    assert notes[0].values == {"busy": 1, "cpus": 2, "free": 1, "threads": 1}
+    threads, notes = measure_cpus.fitting_threads(2)
+    assert threads == 2 and [n.kind for n in notes] == ["threads_exceed_free"]
+    assert measure_cpus.fitting_threads(1) == (1, [])
+    monkeypatch.setattr(measure_cpus, "busy_cpus", lambda cpus, window_s=0.3: ())
+    assert measure_cpus.fitting_threads(None) == (None, [])
+
+
+def test_a_median_timed_while_others_held_the_cpus_is_not_called_met() -> None:
+    def timing(share: float):  # type: ignore[no-untyped-def]
+        clock = FakeClock()
+        steady = scheduled(clock, "steady", lambda i: 1e-3)
+        timer = measure_timing.WallTimer(clock=clock.now, watch=lambda: lambda: share)
+        return measure_timing.interleaved_samples([("steady", steady)], ADAPTIVE, timer)
+
+    quiet = timing(0.02)
+    assert quiet.stats["steady"].target_met is True
+    assert quiet.stats["steady"].contention == pytest.approx(0.02) and not quiet.notes
+    busy = timing(0.5)
+    lat = busy.stats["steady"]
+    assert lat.target_met is False and lat.relative_ci < 1e-12  # the interval itself was fine
+    assert [(n.kind, n.values["share"]) for n in busy.notes] == [("contended", 0.5)]

@@ -83,6 +83,9 @@ class LatencyStats:
     calls_per_sample: int = 1
     ci_ms: tuple[float, float] | None = None  # 95% interval of the median (order statistics)
     target_met: bool | None = None  # the interval reached Settings.target_ci; None: no target
+    # The share of the CPUs it ran on that other processes used while it was timed; above
+    # 10% its threads were descheduled, and its interval is not called met whatever its width.
+    contention: float | None = None
 
     @property
     def relative_iqr(self) -> float | None:

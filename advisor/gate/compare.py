@@ -101,6 +101,10 @@ def compare_reports(
         lb, la = (mb.latency if mb else None), (ma.latency if ma else None)
         modes.append(mode_delta(name, lb, la, rule))
         warnings += _noise_warnings(name, ("before", lb), ("after", la))
+    relative = relative_deltas(before, after, rule)
+    if _moved_together(modes):
+        warnings.append(Note("moved_together"))
+    modes += relative
     small = [d.mode for d in modes if 0 < min(d.before_n, d.after_n) < 8]
     if small:
         warnings.append(Note("few_samples", ", ".join(small), values={"below": 8}))
@@ -113,6 +117,63 @@ def compare_reports(
         alpha,
         min_effect,
     )
+
+
+RELATIVE_SUFFIX = " / eager"
+
+
+def relative_deltas(before: Report, after: Report, rule: Rule) -> list[ModeDelta]:
+    """Each compiled mode's change measured against eager in the same run (its time over
+    eager's): the machine drifting between two runs moves both alike and cancels here. The
+    minimum effect applies; the between-run noise does not (the drift is what cancels)."""
+    eb, ea = before.mode("eager"), after.mode("eager")
+    if eb is None or ea is None or not (_testable(eb.latency) and _testable(ea.latency)):
+        return []
+    assert eb.latency is not None and ea.latency is not None
+    out = []
+    for name in ("default", "fullgraph"):
+        mb, ma = before.mode(name), after.mode(name)
+        lb, la = (mb.latency if mb else None), (ma.latency if ma else None)
+        if not (_comparable(lb, la)):
+            continue
+        assert lb is not None and la is not None
+        samples = (lb.samples_ms, eb.latency.samples_ms, la.samples_ms, ea.latency.samples_ms)
+        ratio, low, high = stats.relative_ratio_ci(
+            *samples, confidence=1 - rule.alpha, seed=rule.seed
+        )
+        reason = _why_not(ratio, low, high, 0.0, None, rule)
+        significant = reason == ""
+        verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
+        before_rel = lb.median_ms / eb.latency.median_ms
+        out.append(
+            ModeDelta(
+                name + RELATIVE_SUFFIX,
+                before_rel,
+                before_rel * ratio,
+                ratio,
+                low,
+                high,
+                None,
+                significant,
+                verdict,
+                lb.n,
+                la.n,
+                None,
+                reason,
+            )
+        )
+    return out
+
+
+def _moved_together(modes: list[ModeDelta]) -> bool:
+    """Eager changed significantly between the runs, and the default mode the same way: the
+    machine or the process moved, not only the compiled code."""
+    by_mode = {d.mode: d for d in modes}
+    eager, default = by_mode.get("eager"), by_mode.get("default")
+    if eager is None or default is None or not eager.significant or default.ratio is None:
+        return False
+    assert eager.ratio is not None
+    return (eager.ratio - 1) * (default.ratio - 1) > 0
 
 
 def between_run_noise(before: LatencyStats, after: LatencyStats) -> float | None:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from advisor.core.model import Note
 from advisor.measure.environment import cpu_affinity
 
 LOCK_DIR = Path(tempfile.gettempdir()) / "advisor-cpu-locks"
@@ -97,3 +100,99 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
 def _set_affinity(chosen: tuple[int, ...]) -> None:
     with contextlib.suppress(AttributeError, OSError):  # not on Linux: nothing to pin
         os.sched_setaffinity(0, chosen)
+
+
+# --- who else is using the CPUs --------------------------------------------------------------
+
+BUSY_CPU = 0.5  # a CPU another process keeps busy more than half the time is held
+CONTENDED_SHARE = 0.10  # others used more than this share of the CPUs we timed on
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """Busy and total jiffies per CPU (/proc/stat), this process's CPU seconds, and when."""
+
+    busy: dict[int, int]
+    total: dict[int, int]
+    own_s: float
+    at: float
+
+
+def cpu_times() -> CpuTimes | None:
+    """A reading of /proc/stat; None where there is none (not Linux)."""
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return None
+    busy, total = {}, {}
+    for line in lines:
+        name, *fields = line.split()
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        ticks = [int(f) for f in fields[:8]]
+        user, nice, system, idle, iowait, irq, softirq, steal = ticks + [0] * (8 - len(ticks))
+        cpu = int(name[3:])
+        busy[cpu] = user + nice + system + irq + softirq + steal
+        total[cpu] = busy[cpu] + idle + iowait
+    return CpuTimes(busy, total, time.process_time(), time.monotonic())
+
+
+def others_share(start: CpuTimes, end: CpuTimes, cpus: tuple[int, ...]) -> float | None:
+    """The share of `cpus`' time between two readings that other processes used: their busy
+    time less this process's own CPU time, over the CPUs' capacity."""
+    wall = end.at - start.at
+    if wall <= 0 or not cpus:
+        return None
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    busy_s = sum(end.busy.get(c, 0) - start.busy.get(c, 0) for c in cpus) / hz
+    others = max(0.0, busy_s - (end.own_s - start.own_s))
+    return min(1.0, others / (len(cpus) * wall))
+
+
+def busy_cpus(cpus: tuple[int, ...], window_s: float = 0.3) -> tuple[int, ...] | None:
+    """Of `cpus`, those another process kept busy over a short wait (this one sleeps)."""
+    start = cpu_times()
+    if start is None:
+        return None
+    time.sleep(window_s)
+    end = cpu_times()
+    if end is None:
+        return None
+    held = []
+    for cpu in cpus:
+        span = end.total.get(cpu, 0) - start.total.get(cpu, 0)
+        used = end.busy.get(cpu, 0) - start.busy.get(cpu, 0)
+        if span > 0 and used / span > BUSY_CPU:
+            held.append(cpu)
+    return tuple(held)
+
+
+def fitting_threads(requested: int | None) -> tuple[int | None, list[Note]]:
+    """The threads to measure with when other processes hold CPUs at the start: without a
+    request, as many as there are free CPUs (torch's threads would otherwise wait on each other
+    while descheduled); a request that does not fit is kept, with a note."""
+    allowed = cpu_affinity()
+    busy = busy_cpus(allowed) if allowed else None
+    if not busy:
+        return requested, []
+    free = len(allowed) - len(busy)
+    values = {"busy": len(busy), "cpus": len(allowed), "free": free}
+    if requested is None:
+        chosen = max(1, free)
+        return chosen, [Note("threads_chosen", values={**values, "threads": chosen})]
+    if requested > free:
+        return requested, [Note("threads_exceed_free", values={**values, "threads": requested})]
+    return requested, []
+
+
+def contention_watch() -> Callable[[], float | None]:
+    """Start watching the CPUs this process may run on; the returned function gives the share
+    of their time other processes used since (None where it cannot be read)."""
+    cpus = cpu_affinity()
+    start = cpu_times()
+
+    def stop() -> float | None:
+        end = cpu_times()
+        return others_share(start, end, cpus) if start and end else None
+
+    return stop

@@ -45,7 +45,13 @@ from advisor.core.processes import run_process
 from advisor.core.serial import from_jsonable, to_jsonable
 from advisor.measure import environment
 from advisor.measure.harness import MODE_ORDER
-from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, workload_info
+from advisor.measure.pipeline import (
+    MeasureInterrupted,
+    Progress,
+    RunOptions,
+    fitted,
+    workload_info,
+)
 from advisor.measure.stages import WhatIfPlan, what_if_plan
 from advisor.measure.workload import find_factory
 
@@ -373,7 +379,9 @@ def measure_isolated(
     """Measure every mode and what-if in its own process. Ctrl-C raises `MeasureInterrupted`
     with what was measured so far."""
     find_factory(options.target)  # bad targets fail here, in seconds, not in a worker
+    options, notes = fitted(options)
     run = IsolatedRun(options, device, progress, command)
+    run.notes += notes
     try:
         run.measure()
     except KeyboardInterrupt:

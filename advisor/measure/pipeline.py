@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from advisor.core.model import (
 )
 from advisor.measure import environment, harness
 from advisor.measure.capture import CaptureSession
-from advisor.measure.cpus import pinned
+from advisor.measure.cpus import fitting_threads, pinned
 from advisor.measure.stages import measure_what_if, warm_default_stage, what_if_plan
 from advisor.measure.workload import Workload
 
@@ -100,7 +101,9 @@ def measure_workload(
 ) -> Measurements:
     """Every stage on `workload`, with the same threads and CPUs throughout; the environment is
     read first, so its load average is the machine's before we add to it."""
+    options, notes = fitted(options)
     collected = Collected(workload_info(workload.name, options, device), options.settings)
+    collected.notes += notes
     try:
         with pinned(options.settings.threads):
             collected.environment = environment.describe(device)
@@ -108,6 +111,13 @@ def measure_workload(
     except KeyboardInterrupt:
         raise MeasureInterrupted(collected.freeze(incomplete=True)) from None
     return collected.freeze()
+
+
+def fitted(options: RunOptions) -> tuple[RunOptions, list[Note]]:
+    """The options with a thread count that fits the CPUs free when measuring begins."""
+    threads, notes = fitting_threads(options.settings.threads)
+    settings = dataclasses.replace(options.settings, threads=threads)
+    return dataclasses.replace(options, settings=settings), notes
 
 
 def _measure(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from advisor.core.errors import first_line
@@ -33,12 +33,17 @@ class Timer(Protocol):
         ...
 
 
+Watch = Callable[[], Callable[[], float | None]]
+
+
 @dataclass
 class WallTimer:
-    """perf_counter timing with an explicit device synchronisation (a no-op on CPU)."""
+    """perf_counter timing with an explicit device synchronisation (a no-op on CPU). `watch`,
+    where given, measures how much of the CPUs other processes used while timing."""
 
     clock: Callable[[], float] = time.perf_counter
     synchronize: Callable[[], None] = lambda: None
+    watch: Watch | None = None
 
     def now(self) -> float:
         return self.clock()
@@ -60,6 +65,7 @@ class CudaEventTimer:
     """CUDA events around each block: device time from the first launch to the last kernel."""
 
     device: str
+    watch: Watch | None = None
 
     def now(self) -> float:
         import torch
@@ -87,9 +93,11 @@ class CudaEventTimer:
 
 
 def timer_for(device: str) -> Timer:
+    from advisor.measure.cpus import contention_watch
+
     if device.startswith("cuda"):
-        return CudaEventTimer(device)
-    return WallTimer()
+        return CudaEventTimer(device, watch=contention_watch)
+    return WallTimer(watch=contention_watch)
 
 
 @dataclass
@@ -137,6 +145,8 @@ def interleaved_samples(
     log.number.update(number)
     log.samples.update({label: [] for label, _ in live.runs})
     samples = log.samples
+    watch: Watch | None = getattr(timer, "watch", None)
+    contention = watch() if watch is not None else None
     start = timer.now()
     rounds = 0
     while live.runs and not _enough(samples, rounds, timer.now() - start, settings):
@@ -167,8 +177,33 @@ def interleaved_samples(
         for label, values in samples.items()
         if values and label in number
     }
+    share = contention() if contention is not None else None
+    stats, contended = _with_contention(stats, share)
+    notes.extend(contended)
     notes.extend(_target_notes(stats, settings))
     return Timing(stats, notes)
+
+
+def _with_contention(
+    stats: dict[str, LatencyStats], share: float | None
+) -> tuple[dict[str, LatencyStats], list[Note]]:
+    """Each latency with the share of its CPUs others used; past CONTENDED_SHARE its threads
+    were descheduled while timed, so no interval of it is called met."""
+    from advisor.measure.cpus import CONTENDED_SHARE
+
+    if share is None:
+        return stats, []
+    contended = share > CONTENDED_SHARE
+    out = {
+        label: replace(
+            lat,
+            contention=share,
+            target_met=False if contended and lat.target_met is not None else lat.target_met,
+        )
+        for label, lat in stats.items()
+    }
+    notes = [Note("contended", ", ".join(stats), values={"share": share})] if contended else []
+    return out, notes
 
 
 @dataclass
@@ -235,5 +270,5 @@ def _target_notes(stats: Mapping[str, LatencyStats], settings: Settings) -> list
             },
         )
         for label, lat in stats.items()
-        if lat.target_met is False
+        if lat.target_met is False and (lat.relative_ci or 0.0) > settings.target_ci
     ]

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from advisor.core.model import ModeResult, Report, Settings
 from advisor.render.formatting import MODE_LABELS, Display, fmt_pct
+from advisor.render.notes import note_text
 
 NOISY_SPREAD = 0.10  # IQR / median above this: the mode's numbers are flagged uncertain
+CONTENDED_SHARE = 0.10  # others used more of a mode's CPUs while it was timed (as measured)
+# Notes that belong at the top: the thread count the run chose, or one that does not fit.
+ALERT_NOTES = ("threads_chosen", "threads_exceed_free")
 
 
 def alerts(report: Report, display: Display) -> list[str]:
@@ -18,6 +22,7 @@ def alerts(report: Report, display: Display) -> list[str]:
     busy = busy_machine_alert(report)
     if busy:
         out.append(busy)
+    out += [note_text(n) for n in report.warnings if n.kind in ALERT_NOTES]
     for m in report.modes:
         alert = noise_alert(m, report.settings)
         if alert:
@@ -80,7 +85,13 @@ def noise_alert(mode: ModeResult, settings: Settings) -> str | None:
     spread = lat.relative_iqr
     if spread is not None and spread > NOISY_SPREAD:
         reasons.append(f"IQR {fmt_pct(spread)} of its median")
-    if lat.target_met is False:
+    contended = lat.contention is not None and lat.contention > CONTENDED_SHARE
+    if contended:
+        reasons.append(
+            f"other processes used {fmt_pct(lat.contention)} of its CPUs while it was timed "
+            "(its interval is not taken as met)"
+        )
+    elif lat.target_met is False:
         reasons.append(
             f"its median's 95% interval (±{fmt_pct(lat.relative_ci)} after {lat.n} blocks) "
             f"missed the ±{settings.target_ci * 100:g}% target"

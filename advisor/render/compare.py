@@ -5,7 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from advisor.core.stats import EPOCHS
-from advisor.gate.compare import BreakDelta, Comparison, ModeDelta
+from advisor.gate.compare import RELATIVE_SUFFIX, BreakDelta, Comparison, ModeDelta
 from advisor.render.notes import note_text
 from advisor.render.view import MODE_LABELS, fmt_ms
 
@@ -25,6 +25,17 @@ def _verdict(d: ModeDelta, comparison: Comparison) -> str:
     return f"{d.verdict} ({why})" if why else d.verdict
 
 
+def _times_eager(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}× eager"
+
+
+def _label(mode: str) -> str:
+    if mode.endswith(RELATIVE_SUFFIX):
+        base = mode.removesuffix(RELATIVE_SUFFIX)
+        return f"{MODE_LABELS.get(base, base)} relative to eager"
+    return MODE_LABELS.get(mode, mode)
+
+
 def _rows(comparison: Comparison) -> list[list[str]]:
     rows = []
     for d in comparison.modes:
@@ -34,11 +45,13 @@ def _rows(comparison: Comparison) -> list[list[str]]:
             if d.ci_low is not None and d.ci_high is not None
             else "-"
         )
+        relative = d.mode.endswith(RELATIVE_SUFFIX)
+        shown = _times_eager if relative else fmt_ms
         rows.append(
             [
-                MODE_LABELS.get(d.mode, d.mode),
-                fmt_ms(d.before_ms),
-                fmt_ms(d.after_ms),
+                _label(d.mode),
+                shown(d.before_ms),
+                shown(d.after_ms),
                 change,
                 ci,
                 f"{d.p_value:.3g}" if d.p_value is not None else "-",

@@ -42,6 +42,21 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         f"(time budget {_num(n, 'budget_s'):g} s); its numbers are uncertain: give it a larger "
         "budget or measure on a quieter machine"
     ),
+    "contended": lambda n: (
+        f"other processes used {_pct(_num(n, 'share'))} of the CPUs while {n.subject} were "
+        "timed: the threads were descheduled, so no interval of those numbers is called met"
+    ),
+    "threads_chosen": lambda n: (
+        f"{_int(n, 'busy')} of {_int(n, 'cpus')} CPUs were busy with other work when measuring "
+        f"began: measured with {_int(n, 'threads')} thread(s) pinned to the free CPU(s), so "
+        "torch's threads do not wait on descheduled ones"
+    ),
+    "threads_exceed_free": lambda n: (
+        f"{_int(n, 'threads')} thread(s) were asked for, but {_int(n, 'busy')} of "
+        f"{_int(n, 'cpus')} CPUs were busy with other work when measuring began "
+        f"({_int(n, 'free')} free): threads that wait on descheduled ones make the timings "
+        "slow and noisy"
+    ),
     # capture
     "break_unparsed": lambda n: f"{n.subject}: could not parse a graph-break message",
     "no_compilation_metrics": lambda n: (
@@ -91,6 +106,11 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         f"{n.subject}: the {n.detail} run has {_int(n, 'n')} samples, too few for a between-run "
         f"noise estimate ({_int(n, 'epochs')} epochs): only the statistics and the minimum "
         "effect apply"
+    ),
+    "moved_together": lambda n: (
+        "eager changed between the two runs too, in the same direction as the compiled mode: "
+        "the machine or the process moved, not only the code; the `/ eager` rows measure each "
+        "compiled mode against eager in its own run, which that drift leaves alone"
     ),
     "few_samples": lambda n: (
         f"few samples for {n.subject}: significance tests are weak below {_int(n, 'below')}"

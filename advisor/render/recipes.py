@@ -178,6 +178,19 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
     w = report.what_if(entry.what_if_knob)
     if decision is None or w is None or decision.knob_outcome is None:
         return ""
+    if decision.basis == "measured" and w.kind == "noop":
+        call = w.knob.split(":", 1)[1]
+        kept = entry.parts.python_work_ms if decision.fix == "isolate" else 0.0
+        moved = (
+            f"; moving it out keeps the call's own {fmt_ms(kept)} ms, so that saves "
+            f"{fmt_ms(decision.saving_ms)} ms"
+            if kept
+            else ""
+        )
+        return (
+            f"\nMeasured here: with `{call}` made a no-op the step is {fmt_ms(w.saving_ms)} ms "
+            f"per call shorter (what deleting the call saves){moved}."
+        )
     if decision.basis == "measured":
         return (
             f"\nMeasured here: `{w.knob}` removes this break and saves "

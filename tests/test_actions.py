@@ -1,0 +1,223 @@
+"""What to do first, judged from measurements: placements, not compiling, nothing to fix, guard
+skipping after every safe action, a side effect made a no-op, the projection bounded by what was
+measured, and outputs judged against the default mode's own numerics. Synthetic records, worked
+out by hand; no compile, no torch."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from advisor.core.model import CodeUnit, Location, ModeResult, OutputCheck, WhatIf
+from advisor.judge.numerics import DEFAULT_DIFF_MULTIPLE, accepted
+from advisor.render import prose
+from advisor.render.view import displayer
+from tests.support.reports import full_report
+from tests.test_advise import mode, run_advise, site, what_if
+
+# The synthetic step is 0.1 ms and its one break (a print, B1) is estimated at 0.028 ms.
+
+
+def placement(kind: str, variant_ms: float, ci: tuple[float, float], **kw) -> WhatIf:  # type: ignore[no-untyped-def]
+    units = {
+        "regional": tuple(CodeUnit(f"model.layers.{i}", "Block") for i in range(3)),
+        "disable": (CodeUnit("Model.trace", "trace", Location("/home/u/model.py", 20, "trace")),),
+    }[kind]
+    base = dict(
+        knob=f"placement:{kind}",
+        setting=kind,
+        fix="placement",
+        kind=kind,
+        targets=("B1",),
+        removed=("B1",),
+        baseline_ms=0.1,
+        variant_ms=variant_ms,
+        saving_ms=0.1 - variant_ms,
+        saving_ci_ms=ci,
+        subjects=units,
+    )
+    return what_if(**{**base, **kw})
+
+
+def test_a_measured_regional_placement_is_an_action_with_its_modules_and_step() -> None:
+    advice = run_advise(what_ifs=[placement("regional", 0.06, (0.035, 0.045))])
+    (action,) = [a for a in advice.actions if a.kind == "regional"]
+    assert action.measured and action.step_ms == pytest.approx(0.06)
+    assert [u.path for u in action.subjects] == [
+        "model.layers.0",
+        "model.layers.1",
+        "model.layers.2",
+    ]
+    assert advice.actions[0] is action  # 0.06 ms beats the print's estimated 0.072 ms
+    report = dataclasses.replace(full_report(), actions=advice.actions, ledger=advice.ledger)
+    title = prose.action_title(action, report, displayer(report))
+    assert "`model.layers[0..2]` (3 × Block) instead of the whole" in title
+    assert "0.1000 → 0.0600 ms per call" in title
+
+
+def test_a_placement_that_saves_nothing_beyond_noise_is_no_action() -> None:
+    advice = run_advise(what_ifs=[placement("disable", 0.099, (-0.004, 0.006))])
+    assert not [a for a in advice.actions if a.kind == "disable"]
+
+
+def test_a_variant_is_ranked_by_its_step_scaled_to_the_default_median() -> None:
+    # The A/B's own baseline drifted to 0.2 ms: halving it puts the step at 0.05 ms here.
+    drifted = placement("disable", 0.1, (0.09, 0.11), baseline_ms=0.2, saving_ms=0.1)
+    (action,) = [a for a in run_advise(what_ifs=[drifted]).actions if a.kind == "disable"]
+    assert action.step_ms == pytest.approx(0.05) and action.saving_ms == pytest.approx(0.1)
+
+
+def test_run_eagerly_comes_first_when_compiling_loses_and_nothing_measured_recovers_it() -> None:
+    # default 0.1 ms against eager 0.08: the print's rewrite is estimated to save 0.028 (a
+    # projected 0.072, below eager), but nothing measured beats eager.
+    advice = run_advise(eager=mode("eager", 0.08))
+    assert [a.kind for a in advice.actions][:2] == ["eager", "isolate"]
+    eager = advice.actions[0]
+    assert eager.measured and eager.step_ms == pytest.approx(0.08)
+    assert eager.saving_ms == pytest.approx(0.02)
+    ledger = advice.ledger
+    assert ledger is not None and ledger.projection_basis == "eager"
+    assert ledger.projected_ms == pytest.approx(0.08)
+    assert ledger.estimated_projected_ms == pytest.approx(0.072)
+    report = dataclasses.replace(full_report(), actions=advice.actions, ledger=ledger)
+    title = prose.action_title(eager, report, displayer(report))
+    assert title.startswith("Do not compile `demo`: run it eagerly")
+    assert "nothing measured recovers what compiling costs" in title
+
+
+def test_a_measured_variant_faster_than_eager_goes_before_running_eagerly() -> None:
+    regional = placement("regional", 0.05, (0.045, 0.055))
+    advice = run_advise(eager=mode("eager", 0.08), what_ifs=[regional])
+    assert [a.kind for a in advice.actions] == ["regional", "isolate", "eager"]
+    assert advice.ledger is not None and advice.ledger.projection_basis == "estimate"
+
+
+def test_eager_within_noise_of_the_default_mode_is_no_action() -> None:
+    advice = run_advise(spread_ms=0.01, eager=mode("eager", 0.099, 0.01))
+    assert not [a for a in advice.actions if a.kind == "eager"]
+
+
+def guards(saving_ms: float) -> WhatIf:
+    return what_if(
+        knob="skip_guard_eval_unsafe=True", setting="torch.compiler.set_stance", fix="guards",
+        kind="guards", targets=(), removed=(), variant_ms=0.1 - saving_ms, saving_ms=saving_ms,
+        saving_ci_ms=(saving_ms * 0.8, saving_ms * 1.2),
+    )  # fmt: skip
+
+
+def test_skipping_guards_comes_after_every_safe_action_and_says_when_it_is_safe() -> None:
+    # guards save 0.05 ms, more than the print's estimated 0.028: still after it
+    advice = run_advise(what_ifs=[guards(0.05)])
+    assert [a.kind for a in advice.actions] == ["isolate", "guards"]
+    unsafe = advice.actions[-1]
+    assert not unsafe.safe
+    report = dataclasses.replace(full_report(), actions=advice.actions)
+    title = prose.action_title(unsafe, report, displayer(report))
+    assert "safe only while every call keeps the shapes, dtypes and Python values" in title
+
+
+def break_free(**kw):  # type: ignore[no-untyped-def]
+    """A model with no break: the same trace judged with no entry."""
+    from advisor.core.artifacts import Capture
+    from advisor.judge.advise import advise
+    from advisor.judge.attribute import attribute
+    from tests.test_advise import break_trace
+
+    capture = Capture()
+    modes = {"default": mode("default", 0.1), "eager": mode("eager", 0.3)}
+    return advise(attribute(break_trace(), capture), capture, modes, tuple(kw.get("what_ifs", ())))
+
+
+def test_a_break_free_model_says_nothing_to_fix_before_an_unsafe_saving() -> None:
+    small = break_free(what_ifs=[guards(0.012)])
+    assert [a.kind for a in small.actions] == ["keep", "guards"]
+    report = dataclasses.replace(
+        full_report(), breaks=(), actions=small.actions,
+        modes=(mode("eager", 0.3), mode("default", 0.1)),
+    )  # fmt: skip
+    assert prose.action_title(small.actions[0], report, displayer(report)).startswith(
+        "Nothing to fix: one graph, no break; compiled it runs 3.00x of eager"
+    )
+    large = break_free(what_ifs=[guards(0.03)])  # 30% of the step
+    assert [a.kind for a in large.actions] == ["guards", "keep"]
+
+
+def test_a_print_made_a_no_op_decides_its_entry_less_the_calls_own_time() -> None:
+    # deleting the print measured 0.04 ms; moving it out keeps its own Python work (11 µs)
+    noop = what_if(knob="noop:print", setting="noop", fix="delete", kind="noop", saving_ms=0.04,
+                   saving_ci_ms=(0.035, 0.045))  # fmt: skip
+    advice = run_advise(what_ifs=[noop])
+    (entry,) = advice.breaks
+    d = entry.decision
+    assert d is not None and d.basis == "measured" and d.fix == "isolate"
+    assert entry.parts.python_work_ms == pytest.approx(0.011)
+    assert entry.cost_ms == pytest.approx(0.04 - 0.011)
+    assert d.measured_ms == pytest.approx(0.04)
+    (action,) = advice.actions
+    assert action.kind == "isolate" and action.measured
+
+
+def test_the_projection_is_not_below_a_measured_all_fixed_step() -> None:
+    # fullgraph measured 0.09 ms, the estimate 0.072: the measurement bounds the projection
+    advice = run_advise(fullgraph=mode("fullgraph", 0.09, 0.001), spread_ms=0.001)
+    ledger = advice.ledger
+    assert ledger is not None and ledger.projection_basis == "measured"
+    assert ledger.projected_ms == pytest.approx(0.09)
+    assert ledger.estimated_projected_ms == pytest.approx(0.072)
+    assert ledger.measured_all_fixed_source == "fullgraph"
+
+
+def test_outputs_within_the_default_modes_own_rounding_are_accepted() -> None:
+    default = OutputCheck(False, 4.9e-4)
+    assert accepted(OutputCheck(True, 1e-6), default)
+    assert accepted(OutputCheck(False, 5.0e-4), default)
+    assert accepted(OutputCheck(False, DEFAULT_DIFF_MULTIPLE * 4.9e-4), default)
+    assert not accepted(OutputCheck(False, 1e-2), default)
+    assert not accepted(OutputCheck(False, 1e-4, comparable=False), default)  # NaN, shape...
+    assert not accepted(OutputCheck(False, 5e-4), OutputCheck(True, 0.0))
+    assert accepted(None, default) is None
+
+
+def test_fullgraph_differing_by_float_rounding_like_default_is_measured_truth() -> None:
+    default = dataclasses.replace(
+        mode("default", 0.1), matches_eager=False, output=OutputCheck(False, 4.9e-4)
+    )
+    fullgraph = dataclasses.replace(
+        mode("fullgraph", 0.06), matches_eager=False, output=OutputCheck(False, 5.1e-4)
+    )
+    from advisor.core.artifacts import Capture
+    from advisor.judge.advise import advise
+    from advisor.judge.attribute import attribute
+    from tests.test_advise import break_capture, break_trace
+
+    capture = break_capture()
+    modes = {"default": default, "fullgraph": fullgraph}
+    advice = advise(attribute(break_trace(), capture), capture, modes)
+    (action,) = [a for a in advice.actions if a.kind == "fullgraph"]
+    assert action.max_abs_diff == pytest.approx(5.1e-4)
+    assert action.default_abs_diff == pytest.approx(4.9e-4)
+    report = dataclasses.replace(full_report(), actions=advice.actions, ledger=advice.ledger)
+    assert "the default mode's by 0.00049" in prose.action_title(action, report, displayer(report))
+    # a real change of behaviour still fails
+    broken = dataclasses.replace(fullgraph, output=OutputCheck(False, 5.1e-4, comparable=False))
+    modes = {"default": default, "fullgraph": broken}
+    again = advise(attribute(break_trace(), capture), capture, modes)
+    assert not [a for a in again.actions if a.kind == "fullgraph"]
+    del Capture
+
+
+def test_every_action_names_a_line_the_user_can_change() -> None:
+    lib = site(file="/venv/lib/python3.11/site-packages/lib/flow.py",
+               reached_from=Location("/home/u/flow.py", 44, "f", "y = t(x)"))  # fmt: skip
+    advice = run_advise(lib)
+    (action,) = advice.actions
+    assert action.kind == "upstream" and action.where == lib.where
+    mine = run_advise(site())
+    assert [(a.kind, a.where) for a in mine.actions] == [("isolate", site().where)]
+
+
+def test_a_moved_mode_keeps_its_latency() -> None:
+    # sanity of the helpers used above
+    m = mode("eager", 0.08)
+    assert isinstance(m, ModeResult) and m.latency is not None and m.latency.median_ms == 0.08
