@@ -1,11 +1,17 @@
-"""The words for actions and what-ifs: what to do, where, and the numbers behind it."""
+"""The words for actions and what-ifs: what to do, where, and the numbers behind it.
+
+An action's title needs a little of its report besides the action (the entry it acts on, the
+step, how eager compares): `ActionContext` holds those facts, so a title can be written from a
+saved summary (a zoo row) as well as from a whole report.
+"""
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
-from advisor.core.model import Action, CodeUnit, Report, WhatIf
+from advisor.core.model import Action, BreakEntry, CodeUnit, Report, WhatIf
 from advisor.core.paths import is_installed
 from advisor.render.formatting import Display, fmt_ms, location
 from advisor.render.recipes import category_title
@@ -16,55 +22,85 @@ GUARD_CONDITION = (
 )
 
 
+@dataclass(frozen=True)
+class ActionContext:
+    """The facts of its report an action's title uses."""
+
+    workload: str  # the workload's name
+    entry: BreakEntry | None = None  # the entry its first break is
+    has_breaks: bool = False
+    first: bool = False  # it is the report's first action
+    step_ms: float | None = None  # the default-mode step (the ledger's)
+    eager_ratio: float | None = None  # eager median / default median
+
+
+def action_context(action: Action, report: Report) -> ActionContext:
+    eager, default = report.mode("eager"), report.mode("default")
+    ratio = None
+    if eager and eager.latency and default and default.latency and default.latency.median_ms:
+        ratio = eager.latency.median_ms / default.latency.median_ms
+    return ActionContext(
+        workload=report.workload.name,
+        entry=report.entry(action.breaks[0]) if action.breaks else None,
+        has_breaks=bool(report.breaks),
+        first=report.actions[:1] == (action,),
+        step_ms=report.ledger.step_ms if report.ledger else None,
+        eager_ratio=ratio,
+    )
+
+
 def action_title(action: Action, report: Report, display: Display) -> str:
+    return title_of(action, action_context(action, report), display)
+
+
+def title_of(action: Action, ctx: ActionContext, display: Display) -> str:
     title = _TITLES.get(action.kind)
     if title is not None:
-        return title(action, report, display)
-    return _code_title(action, report, display)
+        return title(action, ctx, display)
+    return _code_title(action, ctx, display)
 
 
-def _knob(action: Action, report: Report, display: Display) -> str:
+def _knob(action: Action, ctx: ActionContext, display: Display) -> str:
     n = len(action.breaks)
     return f"Set `torch._dynamo.config.{action.knob}` (removes {n} break(s), measured)"
 
 
-def _fullgraph(action: Action, report: Report, display: Display) -> str:
+def _fullgraph(action: Action, ctx: ActionContext, display: Display) -> str:
     return "Compile with `fullgraph=True`: it compiled, matched eager and ran faster (measured)"
 
 
-def _regional(action: Action, report: Report, display: Display) -> str:
+def _regional(action: Action, ctx: ActionContext, display: Display) -> str:
     return (
         f"Compile {regions_summary(action.subjects)} instead of the whole "
-        f"{_target(report)}, the rest eager{_steps(action, report)} (measured)"
+        f"`{ctx.workload}`, the rest eager{_steps(action, ctx)} (measured)"
     )
 
 
-def _disable(action: Action, report: Report, display: Display) -> str:
+def _disable(action: Action, ctx: ActionContext, display: Display) -> str:
     names = ", ".join(_disabled(u, display) for u in action.subjects)
     return (
         f"Run {names} eagerly with `torch.compiler.disable`, the rest compiled"
-        f"{_steps(action, report)} (measured)"
+        f"{_steps(action, ctx)} (measured)"
     )
 
 
-def _eager(action: Action, report: Report, display: Display) -> str:
-    title = f"Do not compile {_target(report)}: run it eagerly{_steps(action, report)} (measured)"
-    first = report.actions[:1] == (action,)
-    return title + ("; nothing measured recovers what compiling costs" if first else "")
+def _eager(action: Action, ctx: ActionContext, display: Display) -> str:
+    title = f"Do not compile `{ctx.workload}`: run it eagerly{_steps(action, ctx)} (measured)"
+    return title + ("; nothing measured recovers what compiling costs" if ctx.first else "")
 
 
-def _keep(action: Action, report: Report, display: Display) -> str:
-    eager, default = report.mode("eager"), report.mode("default")
-    if eager and eager.latency and default and default.latency:
-        ratio = eager.latency.median_ms / default.latency.median_ms
-        return f"Nothing to fix: one graph, no break; compiled it runs {ratio:.2f}x of eager"
+def _keep(action: Action, ctx: ActionContext, display: Display) -> str:
+    if ctx.eager_ratio is not None:
+        return (
+            f"Nothing to fix: one graph, no break; compiled it runs {ctx.eager_ratio:.2f}x of eager"
+        )
     return "Nothing to fix: one graph, no break"
 
 
-def _guards(action: Action, report: Report, display: Display) -> str:
+def _guards(action: Action, ctx: ActionContext, display: Display) -> str:
     stance = "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)` once warm"
     measured = " (measured)" if action.measured else ""
-    if report.breaks:
+    if ctx.has_breaks:
         return (
             f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}{measured}: "
             f"{GUARD_CONDITION}"
@@ -72,17 +108,17 @@ def _guards(action: Action, report: Report, display: Display) -> str:
     return f"Reduce guard evaluation: {stance}{measured}: {GUARD_CONDITION}"
 
 
-def _dynamic(action: Action, report: Report, display: Display) -> str:
+def _dynamic(action: Action, ctx: ActionContext, display: Display) -> str:
     dims = ", ".join(str(d) for d in action.dims) or "?"
     return f"Mark the changing dimension(s) {dims} dynamic (`torch._dynamo.mark_dynamic`)"
 
 
-def _recompile(action: Action, report: Report, display: Display) -> str:
+def _recompile(action: Action, ctx: ActionContext, display: Display) -> str:
     return "Stop the recompiles: keep the guarded values stable between calls"
 
 
-def _upstream(action: Action, report: Report, display: Display) -> str:
-    entry = report.entry(action.breaks[0]) if action.breaks else None
+def _upstream(action: Action, ctx: ActionContext, display: Display) -> str:
+    entry = ctx.entry
     what = category_title(entry.decision.category) if entry and entry.decision else "break"
     return (
         f"Needs a library change (estimated): the {what} at {location(action.where, display)} "
@@ -91,8 +127,8 @@ def _upstream(action: Action, report: Report, display: Display) -> str:
     )
 
 
-def _code_title(action: Action, report: Report, display: Display) -> str:
-    entry = report.entry(action.breaks[0]) if action.breaks else None
+def _code_title(action: Action, ctx: ActionContext, display: Display) -> str:
+    entry = ctx.entry
     what = category_title(entry.decision.category) if entry and entry.decision else "break"
     verb = {"isolate": "Isolate", "rewrite": "Rewrite", "delete": "Delete"}.get(
         action.fix or "", "Fix"
@@ -114,15 +150,10 @@ _TITLES = {
 }
 
 
-def _target(report: Report) -> str:
-    return f"`{report.workload.name}`"
-
-
-def _steps(action: Action, report: Report) -> str:
-    ledger = report.ledger
-    if action.step_ms is None or ledger is None:
+def _steps(action: Action, ctx: ActionContext) -> str:
+    if action.step_ms is None or ctx.step_ms is None:
         return ""
-    return f": {fmt_ms(ledger.step_ms)} → {fmt_ms(action.step_ms)} ms per call"
+    return f": {fmt_ms(ctx.step_ms)} → {fmt_ms(action.step_ms)} ms per call"
 
 
 def _disabled(unit: CodeUnit, display: Display) -> str:
