@@ -85,6 +85,9 @@ EVENT_KINDS = (
     "region",  # a compiled region (Dynamo's `Torch-Compiled Region: X/Y`), see `compile_id`
     "lookup",  # guard evaluation before a region (`TorchDynamo Cache Lookup`)
     "graph_call",  # the call of a compiled graph inside a region
+    "backward",  # the backward of a compiled forward graph (AOTAutograd), its graph call inside
+    "autograd",  # the autograd engine running one backward node
+    "optimizer",  # an optimizer's step or zero_grad
     "aten",  # an aten operator
     "memory",  # an allocator event
     "other",  # anything else (Python-side wrappers, prologues)
@@ -103,6 +106,8 @@ class TraceEvent:
     compile_id: str | None = None  # kind "region": its compile id
     keeps_time: bool = False  # kind "aten": a compute-bound op that runs as the same kernel
     # compiled (matmul, convolution, attention): fusing saves its dispatch, not its time
+    # Autograd's sequence number: a compiled forward graph's call and its backward share it.
+    sequence_nr: int | None = None
 
     @property
     def structural(self) -> bool:

@@ -84,12 +84,18 @@ class CostTerms:
     spread_us: float = 0.0  # per-call spread of the owned time and the region overheads
     overhead_cap: float = 1.0  # <1 where the entries' fixed costs were scaled to the profile's
     skipped_frame: bool = False  # the owned time is a frame Dynamo runs eagerly
+    # Training: the extra forward graphs' backward graphs, each a hop of the autograd engine
+    # (its node, AOTAutograd's wrapper) and one more graph call.
+    backward_graphs: float = 0.0
+    backward_hop_us: float = 0.0
 
     @property
     def fixed_us(self) -> float:
-        """Extra regions, their guard lookups and graph calls (the prices are after the cap)."""
+        """Extra regions, their guard lookups and graph calls, and in training their backward
+        graphs (the prices are after the cap)."""
         per_graph = self.region_overhead_us + self.graph_call_us
-        return self.regions * self.guard_lookup_us + self.graph_regions * per_graph
+        backward = self.backward_graphs * (self.backward_hop_us + self.graph_call_us)
+        return self.regions * self.guard_lookup_us + self.graph_regions * per_graph + backward
 
 
 @dataclass(frozen=True)
@@ -198,6 +204,10 @@ class Ledger:
     measured_all_fixed_source: str | None = None  # "fullgraph" or the knob that removed all
     measured_all_fixed_diff: float | None = None  # its largest difference from eager's output
     default_diff: float | None = None  # the default mode's own
+    # A training step's passes, outside what the breaks own (None: no backward or optimizer
+    # was profiled): backward graphs and the autograd engine, and the optimizer step.
+    backward_ms: float | None = None
+    optimizer_ms: float | None = None
 
 
 ACTION_KINDS = (
@@ -205,6 +215,7 @@ ACTION_KINDS = (
     "fullgraph",  # compile with fullgraph=True (measured)
     "regional",  # compile the break-free sub-modules instead of the whole (measured)
     "disable",  # torch.compiler.disable the functions holding the breaks (measured)
+    "split",  # training: compile the model and the optimizer step apart, the step eager
     "eager",  # do not compile this function: nothing measured beats eager (measured)
     "keep",  # nothing to fix: one graph, compiled (measured against eager)
     "code",  # rewrite or delete the code at the break's line

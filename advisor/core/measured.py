@@ -236,6 +236,8 @@ WHAT_IF_KINDS = (
     "regional",  # placement: the largest break-free sub-modules compiled, the rest eager
     "disable",  # placement: torch.compiler.disable on the functions holding the breaks
     "noop",  # a side effect (print, logging, warnings) made a no-op: what deleting it saves
+    "split",  # training: the model and the optimizer step compiled apart, the step eager
+    "setting",  # a Dynamo setting that changes how the whole step runs (compiled autograd)
 )
 
 

@@ -25,6 +25,9 @@ class Knob:
     value_spec: str  # how to build the value: "true", "print", "logger:<method>"
     fix: str  # what the knob amounts to: "isolate" (the code still runs), "rewrite", "delete"
     behaviour: str | None = None  # a known behaviour change (key, see render.prose)
+    # "knob": it removes the breaks it targets (measured by which it removes); "setting": it
+    # changes how the whole step runs (measured by the step alone, the breaks may stay).
+    kind: str = "knob"
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,15 @@ _CATEGORIES: dict[str, Category] = {
         Category("disabled", "isolate", "isolate", ("isolate", "rewrite")),
         Category("third_party", "isolate", "isolate", ("isolate",)),
         Category("explicit", "rewrite", "delete", ("delete",)),
+        # backward, optimizer step or zero_grad inside the compiled function: a placement to
+        # change (what is compiled), not a line to rewrite
+        Category(
+            "training",
+            "isolate",
+            "isolate",
+            ("isolate",),
+            Knob("compiled_autograd=True", "compiled_autograd", "true", "isolate", kind="setting"),
+        ),
         Category("other", "rewrite", "rewrite", ("rewrite", "isolate")),
     )
 }
@@ -140,7 +152,24 @@ _LOG_CALL = re.compile(
 _NUMPY_CALL = re.compile(r"\b(np|numpy)\.|\.numpy\(\)")
 
 
+_TRAINING_CALL = re.compile(r"\.(backward|zero_grad|step)\s*\(|\bautograd\.(grad|backward)\s*\(")
+_TRAINING_FILES = ("torch/optim/", "torch/autograd/", "torch/nn/utils/clip_grad")
+
+
+def is_training_call(site: BreakSite) -> bool:
+    """A break at a training step's own machinery: `backward()`, an optimizer's `step()` or
+    `zero_grad()`, or torch's optimizer and autograd code they run."""
+    if site.gb_code == "GB0123":
+        return True
+    file = site.where.file.replace("\\", "/")
+    if any(part in file for part in _TRAINING_FILES) and is_installed(site.where.file):
+        return True
+    return bool(_TRAINING_CALL.search(site.where.code)) and site.gb_code in ("GB0008", "GB0123")
+
+
 def category_for(site: BreakSite) -> Category:
+    if is_training_call(site):
+        return _CATEGORIES["training"]
     key = _CODE_CATEGORY.get(site.gb_code or "")
     text = f"{site.gb_type}\n{site.explanation}"
     code = site.where.code

@@ -15,13 +15,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from advisor.core.model import Action, BreakEntry, Ledger, RecompileAdvice
+from advisor.core.paths import is_installed
 from advisor.judge.decide import Step
 from advisor.judge.ledger import beats, needs_library_change
 from advisor.judge.measured import MeasuredStep
 
 # On a break-free model, skipping guards leads only when it saves at least this share.
 LARGE_GUARD_SHARE = 0.25
-PLACEMENTS = ("regional", "disable")
+PLACEMENTS = ("regional", "disable", "split")
 
 
 def build_actions(
@@ -62,6 +63,8 @@ def _measured_actions(
             out.append(replace(_from_step(s, s.kind, covered), subjects=s.what_if.subjects))
         elif s.kind == "eager":
             out.append(_from_step(s, "eager", ()))
+        elif s.kind == "setting":  # it changes how the step runs, whether or not breaks go
+            out.append(_from_step(s, "knob", tuple(sorted(s.removes & ids)), knob=s.source))
     return out
 
 
@@ -87,10 +90,13 @@ def _entry_action(entry: BreakEntry, step: Step) -> Action:
     library code with no measured fix, the library line to report upstream."""
     assert entry.decision is not None
     fix = entry.decision.fix
+    where = entry.site.where
     if needs_library_change(entry):
         kind = "upstream"
     else:
         kind = "isolate" if fix == "isolate" else "code"
+    if entry.decision.category == "training" and is_installed(where.file):
+        where = entry.site.reached_from or where  # the user's call into torch's own code
     return Action(
         kind=kind,
         saving_ms=entry.cost_ms,
@@ -101,7 +107,7 @@ def _entry_action(entry: BreakEntry, step: Step) -> Action:
         measured=entry.decision.basis == "measured",
         breaks=(entry.id,),
         fix=fix,
-        where=entry.site.where,
+        where=where,
         step_ms=step.median_ms - entry.cost_ms,
     )
 

@@ -102,9 +102,12 @@ def terms_for(root: RootCause, att: AttributionResult, p: Prices) -> CostTerms:
     if p.break_us is not None:  # never below what one break costs unprofiled
         overhead = max(overhead, p.break_us - lookup - glue - p.graph_call_us)
     work = min(own.work_us, own.owned_us)
+    hop = _backward_hop(root, own, att)
     return CostTerms(
         regions=regions,
         graph_regions=graph_regions,
+        backward_graphs=graph_regions if hop is not None else 0.0,
+        backward_hop_us=hop or 0.0,
         guard_lookup_us=lookup,
         region_overhead_us=overhead,
         graph_call_us=p.graph_call_us,
@@ -115,6 +118,17 @@ def terms_for(root: RootCause, att: AttributionResult, p: Prices) -> CostTerms:
         spread_us=math.hypot(_spread(own.per_call_us), graph_regions * p.region_overhead_spread_us),
         skipped_frame=root.skipped_frame,
     )
+
+
+def _backward_hop(root: RootCause, own: SiteSummary, att: AttributionResult) -> float | None:
+    """Training: the autograd engine's hop into one backward graph, the lighter side's; None
+    when the graphs on either side of the break have no backward (inference)."""
+    before = [att.regions[c] for c in root.site.compile_ids if c in att.regions]
+    after = [att.regions[c] for c in own.resume_regions if c in att.regions]
+    hops = [r.backward_hop_per_call_us for r in (*before, *after)]
+    if not any(h is not None for h in hops):
+        return None
+    return _lighter(before, after, lambda r: r.backward_hop_per_call_us, 0.0)
 
 
 def _summary(att: AttributionResult, site_id: str) -> SiteSummary:
@@ -156,11 +170,9 @@ def cap_to_profile(terms: list[CostTerms], att: AttributionResult) -> list[CostT
     """Scale the entries' fixed prices down alike where they would add up to more than the
     compiled time per call (regions, their graph calls and guard lookups) the profile measured:
     the time they stand for lies there, so the ledger still adds up."""
-    charged = sum(
-        t.regions * t.guard_lookup_us + t.graph_regions * (t.region_overhead_us + t.graph_call_us)
-        for t in terms
-    )
-    available = att.totals.lookup_us + att.totals.compiled_us
+    charged = sum(t.fixed_us for t in terms)
+    hops = att.totals.backward_us - att.totals.backward_graph_us
+    available = att.totals.lookup_us + att.totals.compiled_us + max(hops, 0.0)
     if charged <= max(available, 0.0) or charged <= 0:
         return terms
     cap = max(available, 0.0) / charged
@@ -170,6 +182,7 @@ def cap_to_profile(terms: list[CostTerms], att: AttributionResult) -> list[CostT
             guard_lookup_us=t.guard_lookup_us * cap,
             region_overhead_us=t.region_overhead_us * cap,
             graph_call_us=t.graph_call_us * cap,
+            backward_hop_us=t.backward_hop_us * cap,
             overhead_cap=cap,
         )
         for t in terms
@@ -178,9 +191,7 @@ def cap_to_profile(terms: list[CostTerms], att: AttributionResult) -> list[CostT
 
 def parts_of(terms: CostTerms, occurrences: float) -> CostParts:
     """Split the entry's share into overhead, tensor work and Python work (ms per call)."""
-    fixed = terms.regions * terms.guard_lookup_us + terms.graph_regions * (
-        terms.region_overhead_us + terms.graph_call_us
-    )
+    fixed = terms.fixed_us
     rest = max(0.0, terms.gap_us - terms.tensor_work_us)
     if terms.skipped_frame:
         overhead, python = fixed + rest, 0.0

@@ -50,7 +50,8 @@ def decide(entry: BreakEntry, step: Step, what_ifs: tuple[WhatIf, ...]) -> Break
         threshold_ms=step.threshold_ms,
         noise_ms=max(step.noise_ms, entry.cost_uncertainty_ms),
         reason="above",
-        library=in_library(entry.site),
+        # a training call in torch's own code is the user's placement to change, not torch's
+        library=in_library(entry.site) and category.key != "training",
     )
     measured = _what_if_for(entry, what_ifs, step)
     if measured is not None:

@@ -34,6 +34,7 @@ def build_ledger(
     totals = att.totals
     other_ms = (totals.entry_us + totals.exit_us + totals.eager_us) / 1e3
     breaks_ms = sum(e.parts.total_ms for e in entries)
+    backward_ms, optimizer_ms = _training_parts(entries, att)
     library = [e for e in entries if needs_library_change(e)]
     saving_ms = min(sum(e.cost_ms for e in entries if e not in library), step_ms)
     estimated = max(step_ms - saving_ms, 0.0)
@@ -43,7 +44,9 @@ def build_ledger(
     projected, basis = _bounded(estimated, fixed, steps)
     return Ledger(
         step_ms=step_ms,
-        compiled_ms=max(0.0, step_ms - breaks_ms - other_ms),
+        compiled_ms=max(
+            0.0, step_ms - breaks_ms - other_ms - (backward_ms or 0.0) - (optimizer_ms or 0.0)
+        ),
         breaks_ms=breaks_ms,
         other_ms=other_ms,
         saving_ms=step_ms - projected,
@@ -61,7 +64,24 @@ def build_ledger(
         measured_all_fixed_source=fixed.source if fixed else None,
         measured_all_fixed_diff=fixed.max_abs_diff if fixed else None,
         default_diff=fixed.default_abs_diff if fixed else None,
+        backward_ms=backward_ms,
+        optimizer_ms=optimizer_ms,
     )
+
+
+def _training_parts(
+    entries: tuple[BreakEntry, ...], att: AttributionResult
+) -> tuple[float | None, float | None]:
+    """The backward pass less the backward graphs' hops the breaks own, and the optimizer;
+    None for an inference step (neither was profiled)."""
+    totals = att.totals
+    if totals.backward_us <= 0 and totals.optimizer_us <= 0:
+        return None, None
+    owned = sum(
+        e.terms.backward_graphs * (e.terms.backward_hop_us + e.terms.graph_call_us) for e in entries
+    )
+    backward = max(0.0, totals.backward_us - owned) / 1e3
+    return backward, totals.optimizer_us / 1e3
 
 
 def _bounded(

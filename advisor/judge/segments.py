@@ -9,7 +9,14 @@ nested regions carved out of their parent (step 1 of `advisor.judge.attribute`):
   reconstruction, the call into the resume function (nested regions excluded);
 - `eager`: time under the call outside any region between regions (a skipped frame's code; its
   break id is set when the function's own frame was skipped);
-- `exit`: after the last region.
+- `exit`: after the last region;
+and in a training step, wherever they run (a backward run eagerly from a compiled step sits in
+a region's gap):
+- `backward` (X): the graph call of the backward of forward graph X (linked through autograd's
+  sequence number);
+- `autograd`: the rest of the autograd engine's backward nodes: the hop into X's backward
+  (compile id X), eager backward ops and gradient accumulation (no compile id);
+- `optimizer`: an optimizer's step and zero_grad.
 
 No torch here: it runs on recorded artifacts (tests/data).
 """
@@ -64,6 +71,7 @@ class _Segmenter:
         self.segments: list[RawSegment] = []
         self.regions: list[RegionInstance] = []
         self.struct_ends = _structural_ends(call)
+        self.backward_of: dict[int, str] = {}  # autograd sequence number -> forward compile id
 
     def end_break(self, compile_id: str) -> str | None:
         if self.capture is None:
@@ -140,8 +148,11 @@ def owners_deep(event: TraceEvent) -> list[TraceEvent]:
     return out
 
 
+OWNER_KINDS = ("region", "lookup", "graph_call", "autograd", "optimizer")
+
+
 def _is_owner(event: TraceEvent) -> bool:
-    return event.kind in ("region", "lookup", "graph_call")
+    return event.kind in OWNER_KINDS
 
 
 def _event_starts(event: TraceEvent, stop_at_owners: bool = True) -> list[tuple[float, bool]]:
@@ -244,6 +255,14 @@ def _walk_owners(seg: _Segmenter, owners: list[TraceEvent], parent: tuple[str, .
             _walk_owners(seg, inner, parent)
         elif owner.kind == "region":
             _region(seg, owner, parent)
+        elif owner.kind == "autograd":
+            _autograd(seg, owner, parent)
+        elif owner.kind == "optimizer":
+            inner = _owners(owner)
+            work = _work_intervals(owner)
+            for a, b in _own_intervals(start, end, inner):
+                seg.emit("optimizer", a, b, _event_starts(owner), work=work)
+            _walk_owners(seg, inner, parent)
         else:  # a graph call outside any region (should not happen): count it as eager
             seg.emit(
                 "eager",
@@ -299,8 +318,28 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
     seg.regions.append(
         RegionInstance(cid, start, region.duration_us, parent, calls_graph=bool(graph_calls))
     )
+    for g in graph_calls:  # a forward graph's backward shares its autograd sequence number
+        if g.sequence_nr is not None:
+            seg.backward_of[g.sequence_nr] = cid
     inner = [o for o in owners if o.kind != "graph_call"]
     _walk_owners(seg, inner, parent=(*parent, cid))
+
+
+def _autograd(seg: _Segmenter, node: TraceEvent, parent: tuple[str, ...]) -> None:
+    """One backward node: a compiled graph's backward (its graph call, and the hop into it), or
+    an eager backward op, or gradient accumulation."""
+    cid = seg.backward_of.get(node.sequence_nr) if node.sequence_nr is not None else None
+    start, end = node.start_us, node.start_us + node.duration_us
+    owners = _owners(node)
+    graph_calls = [o for o in owners if o.kind == "graph_call"]
+    events, work = _event_starts(node), _work_intervals(node)
+    for a, b in _own_intervals(start, end, owners):
+        seg.emit("autograd", a, b, events, compile_id=cid, work=work)
+    for g in graph_calls:
+        g_start, g_end = g.start_us, g.start_us + g.duration_us
+        starts = _event_starts(g, stop_at_owners=False)
+        seg.emit("backward", g_start, g_end, starts, cid, work=[(g_start, g_end, False)])
+    _walk_owners(seg, [o for o in owners if o.kind != "graph_call"], parent)
 
 
 def _graph_ops(capture: Capture | None, compile_id: str) -> int | None:

@@ -26,6 +26,10 @@ class RegionSummary:
     time_us: float  # compiled segments (and gaps of a region that ends in no known break)
     graph_call_us: float  # work inside its graph calls
     lookup_us: float  # guard lookups that enter it
+    # Training: its graph's backward, run by the autograd engine (per call): the hop into it
+    # (engine node, AOTAutograd's wrapper) and how many backward graph calls there were.
+    backward_hop_us: float = 0.0
+    backward_calls: float = 0.0
 
     @property
     def fixed_us(self) -> float | None:
@@ -38,6 +42,11 @@ class RegionSummary:
     @property
     def lookup_per_instance_us(self) -> float | None:
         return self.lookup_us / self.instances if self.instances else None
+
+    @property
+    def backward_hop_per_call_us(self) -> float | None:
+        """Per backward graph call: the autograd engine's hop into it; None without one."""
+        return self.backward_hop_us / self.backward_calls if self.backward_calls else None
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,9 @@ class Totals:
     lookups: float = 0.0
     compiled_us: float = 0.0  # compiled segments, gaps of regions ending in no known break
     compiled_work_us: float = 0.0
+    backward_us: float = 0.0  # training: backward graph calls and the autograd engine
+    backward_graph_us: float = 0.0  # of which the compiled backward graphs' calls
+    optimizer_us: float = 0.0  # training: optimizer step and zero_grad
 
 
 def median_or_zero(values: Iterable[float]) -> float:
@@ -79,6 +91,10 @@ def median_or_zero(values: Iterable[float]) -> float:
 
 
 RowValue = Callable[[SegmentRow], tuple[str | None, float]]
+SEGMENT_KINDS = (
+    "entry", "guard_lookup", "compiled", "gap", "eager", "exit", "backward", "autograd",
+    "optimizer",
+)  # fmt: skip
 
 
 def _per_call(rows: Iterable[SegmentRow], n: int, value: RowValue) -> dict[str, list[float]]:
@@ -116,6 +132,10 @@ def _region_summaries(
     lookup = _per_call(
         rows, n, lambda r: (r.compile_id if r.kind == "guard_lookup" else None, r.duration_us)
     )
+    hop = _per_call(
+        rows, n, lambda r: (r.compile_id if r.kind == "autograd" else None, r.duration_us)
+    )
+    backward = _per_call(rows, n, lambda r: (r.compile_id if r.kind == "backward" else None, 1.0))
     counts = _instance_counts(per_call, n, graph_only=False)
     graph_counts = _instance_counts(per_call, n, graph_only=True)
     return {
@@ -126,6 +146,8 @@ def _region_summaries(
             median_or_zero(time.get(cid, [0.0])),
             median_or_zero(graph.get(cid, [0.0])),
             median_or_zero(lookup.get(cid, [0.0])),
+            median_or_zero(hop.get(cid, [0.0])),
+            median_or_zero(backward.get(cid, [0.0])),
         )
         for cid in counts
     }
@@ -219,7 +241,7 @@ def _kind_total(
 def _totals(rows: list[SegmentRow], per_call: list[CallSegments], n: int) -> Totals:
     lookups = [float(sum(1 for s in cs.segments if s.kind == "guard_lookup")) for cs in per_call]
     return Totals(
-        call_us=_kind_total(rows, n, ("entry", "guard_lookup", "compiled", "gap", "eager", "exit")),
+        call_us=_kind_total(rows, n, SEGMENT_KINDS),
         entry_us=_kind_total(rows, n, ("entry",)),
         exit_us=_kind_total(rows, n, ("exit",)),
         eager_us=_kind_total(rows, n, ("eager",), with_break=False),
@@ -228,6 +250,9 @@ def _totals(rows: list[SegmentRow], per_call: list[CallSegments], n: int) -> Tot
         compiled_us=_kind_total(rows, n, ("compiled",))
         + _kind_total(rows, n, ("gap",), with_break=False),
         compiled_work_us=_kind_total(rows, n, ("compiled",), work=True),
+        backward_us=_kind_total(rows, n, ("backward", "autograd")),
+        backward_graph_us=_kind_total(rows, n, ("backward",)),
+        optimizer_us=_kind_total(rows, n, ("optimizer",)),
     )
 
 

@@ -121,17 +121,61 @@ def _recorder(path: str, recorded: dict[str, _Recorded]) -> Callable[..., None]:
     return hook
 
 
-def clean_regions(roots: dict[str, Any], recorded: dict[str, _Recorded]) -> list[tuple[str, Any]]:
+def clean_regions(
+    roots: dict[str, Any], recorded: dict[str, _Recorded], roots_compiled: bool = True
+) -> list[tuple[str, Any]]:
     """The largest modules, top-down from the roots, whose own compile has no break; torch.nn's
-    own single-layer modules alone are not worth a region. Empty when a root itself is clean
-    (then the whole model compiles as one graph anyway)."""
+    own single-layer modules alone are not worth a region. A clean root is a region itself
+    when the workload compiles more than its modules (a training step around the model); when
+    the workload is the module (`roots_compiled`), a clean root compiles as one graph anyway."""
     verdicts: dict[tuple[type, str], bool] = {}
     regions: list[tuple[str, Any]] = []
     for root, module in roots.items():
         if _traces_clean(module, recorded.get(root), verdicts):
+            if not roots_compiled:
+                regions.append((root, module))
             continue
         regions += _search(root, module, recorded, verdicts)
     return regions
+
+
+def roots_compiled(workload: Workload) -> bool:
+    """Whether the default mode compiles exactly the roots (the module, or its compiled
+    module), rather than a function around them."""
+    import torch
+
+    return workload.compiled_module is not None or isinstance(workload.fn, torch.nn.Module)
+
+
+def optimizers_held(workload: Workload) -> dict[str, Any]:
+    """The optimizers a training step holds (closure cells, globals, bound self, arguments)."""
+    import torch
+
+    found: dict[str, Any] = {}
+    for name, value in _held_by(workload.fn, workload.args, dict(workload.kwargs)):
+        if isinstance(value, torch.optim.Optimizer) and all(value is not v for v in found.values()):
+            found[name] = value
+    return found
+
+
+class CompiledOptimizers:
+    """Each optimizer's `step` compiled on its own (`torch.compile(optimizer.step)`) and in
+    place on the instance while inside."""
+
+    def __init__(self, optimizers: dict[str, Any], backend: Any) -> None:
+        self.compiled = [
+            (opt, torch_adapter.compile_mode(opt.step, backend, False))
+            for opt in optimizers.values()
+        ]
+
+    def __enter__(self) -> CompiledOptimizers:
+        for opt, step in self.compiled:
+            opt.step = step
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for opt, _ in self.compiled:
+            del opt.step  # the class's own step again
 
 
 def _search(
@@ -247,16 +291,21 @@ def functions_holding(
     functions = [
         f
         for f in gc.get_objects()
-        if type(f) is types.FunctionType and not f.__name__.startswith(_GENERATED)
+        if type(f) is types.FunctionType and not f.__code__.co_name.startswith(_GENERATED)
     ]
-    out: dict[types.CodeType, tuple[CodeUnit, Callable[..., Any]]] = {}
+    out: list[tuple[CodeUnit, Callable[..., Any]]] = []
+    seen: set[types.CodeType] = set()
     for site in sites:
         fn = _innermost(functions, site.where.file, site.where.line)
-        if fn is None or fn.__code__ in root_codes or fn.__code__ in out:
+        if fn is None or fn.__code__ in root_codes or fn.__code__ in seen:
             continue
-        where = Location(fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
-        out[fn.__code__] = (CodeUnit(fn.__qualname__, fn.__name__, where), fn)
-    return list(out.values())
+        code = fn.__code__
+        seen.add(code)
+        # a decorator's wrapper is one code object in many function objects: disable them all
+        name = getattr(code, "co_qualname", code.co_name)
+        unit = CodeUnit(name, code.co_name, Location(code.co_filename, code.co_firstlineno, name))
+        out += [(unit, f) for f in functions if f.__code__ is code]
+    return out
 
 
 def _innermost(functions: list[types.FunctionType], file: str, line: int) -> Any:

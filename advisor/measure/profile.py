@@ -40,13 +40,12 @@ _UNPROFILED_BUDGET_S = 0.25
 _UNPROFILED_MAX = 50
 
 
+# Events whose subtree is kept (the attribution walks them); any other subtree is folded.
+_KEPT_KINDS = ("region", "lookup", "graph_call", "backward", "autograd", "optimizer")
+
+
 def _is_structural(name: str) -> bool:
-    return (
-        name.startswith(ta.REGION_PREFIX)
-        or name == ta.LOOKUP_EVENT
-        or ta.is_graph_call_event(name)
-        or name in (RECORD_NAME, PROBE_RECORD_NAME)
-    )
+    return name in (RECORD_NAME, PROBE_RECORD_NAME) or ta.classify_event(name).kind in _KEPT_KINDS
 
 
 def convert_event(event: Any, origin_us: float, with_device: bool) -> TraceEvent:
@@ -68,6 +67,7 @@ def convert_event(event: Any, origin_us: float, with_device: bool) -> TraceEvent
         n_events=n_events,
         device_us=round(ta.event_device_us(event), 3) if with_device else 0.0,
         **classified(str(event.name)),
+        sequence_nr=ta.event_sequence_nr(event) if _is_structural(event.name) else None,
     )
 
 

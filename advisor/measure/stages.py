@@ -18,7 +18,7 @@ from typing import Any
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import BreakSite, Note, Settings, WhatIf
-from advisor.core.taxonomy import Knob, knob_for, noop_for
+from advisor.core.taxonomy import Knob, is_training_call, knob_for, noop_for
 from advisor.measure import harness
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
@@ -26,6 +26,7 @@ from advisor.measure.variants import (
     disable_variant,
     noop_variant,
     regional_variant,
+    split_variant,
     variant_record,
 )
 from advisor.measure.whatif import Variant, knob_variant, measure_guard_skip, measure_variant
@@ -114,6 +115,8 @@ def what_if_plan(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
     plans += [WhatIfPlan("noop", tuple(t), noop=n) for n, t in by_noop.items()]
     if sites:
         plans += [WhatIfPlan("disable", sites), WhatIfPlan("regional", sites)]
+    if any(is_training_call(s) for s in sites):
+        plans.append(WhatIfPlan("split", sites))
     return plans
 
 
@@ -138,6 +141,7 @@ def measure_what_if(
 _NOT_APPLICABLE = {
     "regional": "no sub-module of the workload compiles without a break on its own",
     "disable": "no function holding a break could be found to disable",
+    "split": "no optimizer, or no module that compiles without a break, in the step",
 }
 
 
@@ -149,4 +153,6 @@ def _variant(workload: Workload, plan: WhatIfPlan, sites: tuple[BreakSite, ...])
         return noop_variant(plan.noop, targets)
     if plan.kind == "disable":
         return disable_variant(workload, sites, targets)
+    if plan.kind == "split":
+        return split_variant(workload, targets)
     return regional_variant(workload, targets)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from advisor.core.model import BreakSite, WhatIf
+from advisor.core.model import BreakSite, CodeUnit, WhatIf
 from advisor.measure import harness, placement, torch_adapter
 from advisor.measure.whatif import Variant
 from advisor.measure.workload import Workload
@@ -42,10 +42,7 @@ def variant_record(
 def regional_variant(workload: Workload, targets: list[BreakSite]) -> Variant | None:
     """The largest break-free sub-modules compiled in place, the rest eager; None when the
     workload reaches no module, or no part of it compiles clean on its own."""
-    roots = placement.module_roots(workload)
-    if not roots:
-        return None
-    regions = placement.clean_regions(roots, placement.record_calls(workload, roots))
+    regions = _regions(workload)
     if not regions:
         return None
     record = replace(
@@ -65,6 +62,43 @@ def regional_variant(workload: Workload, targets: list[BreakSite]) -> Variant | 
     return Variant(record, make_call)
 
 
+def _regions(workload: Workload) -> list[tuple[str, Any]]:
+    roots = placement.module_roots(workload)
+    if not roots:
+        return []
+    recorded = placement.record_calls(workload, roots)
+    return placement.clean_regions(roots, recorded, placement.roots_compiled(workload))
+
+
+def split_variant(workload: Workload, targets: list[BreakSite]) -> Variant | None:
+    """A training step split: the model's break-free modules compiled, each optimizer's step
+    compiled on its own, and the step itself (backward included) run eagerly; None without an
+    optimizer or a module to compile."""
+    optimizers = placement.optimizers_held(workload)
+    regions = _regions(workload) if optimizers else []
+    if not regions:
+        return None
+    steps = tuple(
+        CodeUnit(f"{name}.step", type(opt).__qualname__) for name, opt in optimizers.items()
+    )
+    record = replace(
+        variant_record("split", tuple(targets)),
+        subjects=placement.region_units(regions) + steps,
+    )
+
+    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
+        modules = placement.CompiledRegions(regions, backend)
+        optimizer_steps = placement.CompiledOptimizers(optimizers, backend)
+
+        def call() -> Any:
+            with modules, optimizer_steps:
+                return workload()
+
+        return call
+
+    return Variant(record, make_call)
+
+
 def disable_variant(
     workload: Workload, sites: tuple[BreakSite, ...], targets: list[BreakSite]
 ) -> Variant | None:
@@ -76,7 +110,7 @@ def disable_variant(
     disabled = torch_adapter.DisabledFrames([fn for _, fn in found])
     record = replace(
         variant_record("disable", tuple(targets)),
-        subjects=tuple(unit for unit, _ in found),
+        subjects=tuple(dict.fromkeys(unit for unit, _ in found)),
     )
 
     def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:

@@ -104,7 +104,7 @@ class Variant:
 
 def knob_variant(knob: Knob, targets: list[BreakSite]) -> Variant:
     record = WhatIf(knob.name, knob.setting, knob.fix, "measured", tuple(t.id for t in targets))
-    record = replace(record, behaviour_change=knob.behaviour)
+    record = replace(record, behaviour_change=knob.behaviour, kind=knob.kind)
     return Variant(
         record, compiling=lambda: torch_adapter.dynamo_config_patch(knob.setting, knob_value(knob))
     )

@@ -66,6 +66,11 @@ def _knob(action: Action, ctx: ActionContext, display: Display) -> str:
 
 
 def _fullgraph(action: Action, ctx: ActionContext, display: Display) -> str:
+    if action.matches_eager is None:
+        return (
+            "Compile with `fullgraph=True`: it compiled and ran faster (measured; its output "
+            "was not compared with eager's, which changes from call to call)"
+        )
     return "Compile with `fullgraph=True`: it compiled, matched eager and ran faster (measured)"
 
 
@@ -73,6 +78,16 @@ def _regional(action: Action, ctx: ActionContext, display: Display) -> str:
     return (
         f"Compile {regions_summary(action.subjects)} instead of the whole "
         f"`{ctx.workload}`, the rest eager{_steps(action, ctx)} (measured)"
+    )
+
+
+def _split(action: Action, ctx: ActionContext, display: Display) -> str:
+    modules = [u for u in action.subjects if not u.path.endswith(".step")]
+    steps = ", ".join(f"`{u.path}`" for u in action.subjects if u.path.endswith(".step"))
+    return (
+        f"Compile {regions_summary(tuple(modules))} and {steps} separately instead of the "
+        f"whole `{ctx.workload}`; run backward and the rest eagerly{_steps(action, ctx)} "
+        "(measured)"
     )
 
 
@@ -140,6 +155,7 @@ _TITLES = {
     "knob": _knob,
     "fullgraph": _fullgraph,
     "regional": _regional,
+    "split": _split,
     "disable": _disable,
     "eager": _eager,
     "keep": _keep,
@@ -201,6 +217,8 @@ def numerics_note(action: Action) -> str | None:
 
 
 def what_if_label(w: WhatIf) -> str:
+    if w.kind == "split":
+        return "placement: compile the model and the optimizer step separately, the step eager"
     if w.kind in ("regional", "disable"):
         units = (
             regions_summary(w.subjects)

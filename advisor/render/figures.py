@@ -20,6 +20,9 @@ _SEGMENT_COLOURS = {
     "gap": "#e74c3c",
     "eager": "#e67e22",
     "exit": "#888888",
+    "backward": "#8e44ad",
+    "autograd": "#c39bd3",
+    "optimizer": "#27ae60",
 }
 
 
@@ -30,6 +33,9 @@ _LEGEND = {
     "gap": "eager gap (a break)",
     "eager": "eager (skipped frame)",
     "exit": "exit",
+    "backward": "backward graph",
+    "autograd": "autograd engine (eager backward)",
+    "optimizer": "optimizer",
 }
 
 

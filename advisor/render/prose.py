@@ -339,4 +339,8 @@ def segment_label(kind: str, compile_id: str | None, break_id: str | None) -> st
         return f"eager gap after {compile_id}" + (f" ({break_id})" if break_id else "")
     if kind == "eager":
         return f"eager (skipped frame, {break_id})" if break_id else "eager"
+    if kind == "backward":
+        return f"backward of {compile_id}" if compile_id else "backward graph"
+    if kind == "autograd":
+        return f"autograd hop into {compile_id}'s backward" if compile_id else "autograd engine"
     return kind.replace("_", " ")

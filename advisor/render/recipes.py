@@ -6,6 +6,7 @@ frame runs in eager.
 from __future__ import annotations
 
 from advisor.core.model import BreakEntry, BreakSite, Report
+from advisor.core.paths import is_installed
 from advisor.core.taxonomy import skipped_in_loop
 from advisor.render.formatting import Display, fmt_ms, location
 
@@ -19,6 +20,7 @@ TITLES = {
     "disabled": "torch.compiler.disable boundary",
     "third_party": "untraceable call (third-party / C extension)",
     "explicit": "explicit torch._dynamo.graph_break()",
+    "training": "backward / optimizer call inside the compiled function",
     "other": "other unsupported construct",
 }
 
@@ -77,6 +79,15 @@ RECIPES = {
         "Remove the explicit `torch._dynamo.graph_break()` at {where} if it is no longer "
         "needed; it splits the graph on every call."
     ),
+    "training": (
+        "Take `{code}` out of the compiled function: compile the model (`model.compile()` or "
+        "`torch.compile(model)`) and run the loss's backward and the optimizer step around it; "
+        "the optimizer step can be compiled on its own (`torch.compile(optimizer.step)`), and "
+        "`torch._dynamo.config.compiled_autograd = True` compiles the backward. Dynamo does not "
+        "trace the autograd engine or the optimizer's own code, so each call splits the step "
+        "at {where}. The measured alternatives are in the actions; this is a change of where "
+        "torch.compile goes, not of this line's code."
+    ),
     "other": (
         "Dynamo breaks the graph at {where} (`{code}`). Follow the registry hints below; "
         "the usual fix is to express this step in tensor operations Dynamo can trace, or "
@@ -131,6 +142,9 @@ def recipe(entry: BreakEntry, report: Report, display: Display) -> str:
         text = LIBRARY_RECIPE.format(library=where, reached=_reached(site, display))
         return text + (("\nRegistry hints: " + " ".join(site.hints)) if site.hints else "")
     key = decision.category if decision else "other"
+    if key == "training" and site.reached_from and is_installed(site.where.file):
+        where = location(site.reached_from, display)  # the user's call into torch's own code
+        code = site.reached_from.code or "?"
     text = RECIPES.get(key, RECIPES["other"]).format(where=where, code=code)
     if site.frame_skipped:
         lead = LOOP_RECIPE if skipped_in_loop(site) else SKIPPED_RECIPE

@@ -275,9 +275,18 @@ def _ledger_rows(report: Report) -> tuple[tuple[str, str, str], ...]:
         share = value / step if value is not None and step else None
         return label, fmt_ms(value), fmt_pct(share)
 
+    training = ledger.backward_ms is not None or ledger.optimizer_ms is not None
+    forward = "forward: compiled work that stays" if training else "compiled work that stays"
     rows = [
         row("default-mode step", ledger.step_ms),
-        row("compiled work that stays", ledger.compiled_ms),
+        row(forward, ledger.compiled_ms),
+    ]
+    if training:
+        rows += [
+            row("backward: compiled backward graphs and the autograd engine", ledger.backward_ms),
+            row("optimizer: step and zero_grad", ledger.optimizer_ms),
+        ]
+    rows += [
         row("graph breaks (overhead + tensor work + Python)", ledger.breaks_ms),
         row("other (entry, exit, eager outside breaks)", ledger.other_ms),
         row("saving with every recommended fix", ledger.saving_ms),

@@ -19,6 +19,11 @@ LOOKUP_EVENT = "TorchDynamo Cache Lookup"
 GRAPH_CALL_PREFIXES = ("## Call CompiledFxGraph", "CompiledFunction")
 ATEN_PREFIX = "aten::"
 MEMORY_EVENT = "[memory]"
+# A training step: AOTAutograd's backward of a compiled forward graph (its graph call inside),
+# the autograd engine running one backward node, and an optimizer's step and zero_grad.
+BACKWARD_EVENT = "CompiledFunctionBackward"
+AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
+OPTIMIZER_PREFIXES = ("Optimizer.step#", "Optimizer.zero_grad#")
 
 
 # aten ops that Inductor does not fuse but calls as the same library kernel (extern kernels:
@@ -86,6 +91,12 @@ def classify_event(name: str) -> EventKind:
         return EventKind("region", compile_id)
     if name == LOOKUP_EVENT:
         return EventKind("lookup")
+    if name == BACKWARD_EVENT:
+        return EventKind("backward")
+    if name.startswith(AUTOGRAD_PREFIX):
+        return EventKind("autograd")
+    if name.startswith(OPTIMIZER_PREFIXES):
+        return EventKind("optimizer")
     if is_graph_call_event(name):
         return EventKind("graph_call")
     if is_aten_op(name):
@@ -93,6 +104,13 @@ def classify_event(name: str) -> EventKind:
     if name == MEMORY_EVENT:
         return EventKind("memory")
     return EventKind("other")
+
+
+def event_sequence_nr(event: Any) -> int | None:
+    """The autograd sequence number the profiler gives an op: a compiled forward graph's call
+    (`CompiledFunction`) and its backward (`CompiledFunctionBackward`) share it."""
+    value = getattr(event, "sequence_nr", -1)
+    return int(value) if isinstance(value, int) and value >= 0 else None
 
 
 def profiler_activities(device: str) -> list[Any]:
