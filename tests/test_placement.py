@@ -204,3 +204,31 @@ def test_the_print_made_a_no_op_removes_its_break() -> None:
     w = measure_variant(workload, variant, [print_site()], reference, SETTINGS, "cpu")
     assert (w.status, w.kind, w.knob, w.fix) == ("measured", "noop", "noop:print", "delete")
     assert w.removed == ("B1",) and not w.new_breaks
+
+
+@pytest.mark.usefixtures("eager_backend")
+def test_a_disabled_helper_is_traced_when_its_boundary_is_removed() -> None:
+    from advisor.measure.variants import undisable_variant
+    from advisor.measure.workload import load_target
+    from scenarios import disabled_helper
+
+    workload = load_target("disabled_helper", "cpu")
+    line = disabled_helper.EXPECTED_LINE
+    where = Location(
+        disabled_helper.__file__,
+        line,
+        "forward",
+        "q, k = apply_rotary_disabled(q, k, self.cos, self.sin)",
+    )
+    site = BreakSite("B1", "GB0098", "Skip calling `torch.compiler.disable()`d function", where)
+    variant = undisable_variant([site])
+    assert variant is not None and variant.record.kind == "undisable"
+    reference = eager_reference(workload, [])
+    w = measure_variant(workload, variant, [site], reference, SETTINGS, "cpu")
+    assert w.status == "measured" and w.removed == ("B1",) and w.output and w.output.matches
+    # the wrapper is back where it was
+    assert hasattr(disabled_helper.apply_rotary_disabled, "_torchdynamo_orig_callable")
+    nothing = BreakSite(
+        "B2", "GB0098", "x", Location(disabled_helper.__file__, line, "f", "y = f(x)")
+    )
+    assert undisable_variant([nothing]) is None

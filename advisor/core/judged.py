@@ -88,6 +88,7 @@ class CostTerms:
     # (its node, AOTAutograd's wrapper) and one more graph call.
     backward_graphs: float = 0.0
     backward_hop_us: float = 0.0
+    guard_basis: str = "profile"  # "measured": the guard what-if's price per lookup
 
     @property
     def fixed_us(self) -> float:
@@ -173,6 +174,17 @@ class BreakEntry:
 
 
 @dataclass(frozen=True)
+class LedgerTerm:
+    """One thing the fixes remove, summed over the entries a user can fix (ms per call), and
+    what the number rests on: "measured", "profile" (the profile's segments and the probe's
+    prices), "estimate", or "not estimated"."""
+
+    name: str  # "guards", "regions", "backward", "python", "tensor_work", "fusion"
+    ms: float | None
+    basis: str
+
+
+@dataclass(frozen=True)
 class Ledger:
     """The default-mode step split into disjoint parts (ms per call).
 
@@ -208,6 +220,7 @@ class Ledger:
     # was profiled): backward graphs and the autograd engine, and the optimizer step.
     backward_ms: float | None = None
     optimizer_ms: float | None = None
+    terms: tuple[LedgerTerm, ...] = ()  # what the fixes remove, term by term
 
 
 ACTION_KINDS = (

@@ -237,6 +237,7 @@ WHAT_IF_KINDS = (
     "disable",  # placement: torch.compiler.disable on the functions holding the breaks
     "noop",  # a side effect (print, logging, warnings) made a no-op: what deleting it saves
     "split",  # training: the model and the optimizer step compiled apart, the step eager
+    "undisable",  # a torch.compiler.disable boundary removed: what tracing the body saves
     "setting",  # a Dynamo setting that changes how the whole step runs (compiled autograd)
 )
 

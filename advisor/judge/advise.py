@@ -58,7 +58,9 @@ def advise(
 ) -> Advice:
     step = step_of(modes["default"], ignore_share)
     roots = root_causes(capture, att.sites)
-    entries = [decide(e, step, what_ifs) for e in estimate_entries(roots, att)]
+    guards = next((w for w in what_ifs if w.kind == "guards"), None)
+    lookup_us = cost.measured_lookup_us(att, guards, step.median_ms)
+    entries = [decide(e, step, what_ifs) for e in estimate_entries(roots, att, lookup_us)]
     entries = share_measured_savings(entries, what_ifs, step)
     ranked = tuple(sorted(entries, key=lambda e: (-e.cost_ms, e.id)))
     steps = measured_steps(modes, what_ifs, frozenset(e.id for e in ranked))
@@ -73,8 +75,10 @@ def advise(
 # --- estimates --------------------------------------------------------------------------------
 
 
-def estimate_entries(roots: list[RootCause], att: AttributionResult) -> list[BreakEntry]:
-    p = cost.prices(att)
+def estimate_entries(
+    roots: list[RootCause], att: AttributionResult, lookup_us: float | None = None
+) -> list[BreakEntry]:
+    p = cost.prices(att, lookup_us)
     terms = cost.cap_to_profile([cost.terms_for(r, att, p) for r in roots], att)
     out = []
     for root, t in zip(roots, terms, strict=True):

@@ -44,7 +44,7 @@ import math
 import statistics
 from dataclasses import dataclass, replace
 
-from advisor.core.model import CostParts, CostTerms, Savings
+from advisor.core.model import CostParts, CostTerms, Savings, WhatIf
 from advisor.judge.attribute import AttributionResult
 from advisor.judge.rootcause import RootCause
 from advisor.judge.summaries import SiteSummary
@@ -62,9 +62,25 @@ class Prices:
     probe_lookup_us: float | None = None
     probe_region_us: float | None = None
     break_us: float | None = None  # one whole break, unprofiled (the probe with and without)
+    # Guard evaluation per region entered, measured: the warm default mode timed with and
+    # without its guards, over the lookups per call (None: not measured; the profile's then).
+    measured_lookup_us: float | None = None
 
 
-def prices(att: AttributionResult) -> Prices:
+def measured_lookup_us(
+    att: AttributionResult, guards: WhatIf | None, step_ms: float
+) -> float | None:
+    """One guard lookup's price from the guard what-if: its saving, scaled from its own
+    baseline to the default step, over the lookups per call."""
+    if guards is None or guards.status != "measured" or not att.totals.lookups:
+        return None
+    if guards.saving_ms is None or not guards.baseline_ms or guards.saving_ms <= 0:
+        return None
+    scaled_us = guards.saving_ms / guards.baseline_ms * step_ms * 1e3
+    return scaled_us / att.totals.lookups
+
+
+def prices(att: AttributionResult, lookup_us: float | None = None) -> Prices:
     fixed = [r.fixed_us for r in att.regions.values() if r.fixed_us is not None]
     lookups = [r.lookup_per_instance_us for r in att.regions.values() if r.lookup_per_instance_us]
     region = statistics.median(fixed) if fixed else 0.0
@@ -84,6 +100,7 @@ def prices(att: AttributionResult) -> Prices:
         probe_lookup_us=att.probe.lookup_us,
         probe_region_us=att.probe.region_fixed_us,
         break_us=att.probe.break_us,
+        measured_lookup_us=lookup_us,
     )
 
 
@@ -98,6 +115,8 @@ def terms_for(root: RootCause, att: AttributionResult, p: Prices) -> CostTerms:
     regions = own.regions + sum(_summary(att, c.id).regions for c in root.causes)
     graph_regions = own.graph_regions + sum(_summary(att, c.id).graph_regions for c in root.causes)
     lookup, overhead = _fixed_prices(root, own, att, p)
+    if p.measured_lookup_us is not None:
+        lookup = p.measured_lookup_us
     glue = 0.0 if root.skipped_frame else p.glue_us
     if p.break_us is not None:  # never below what one break costs unprofiled
         overhead = max(overhead, p.break_us - lookup - glue - p.graph_call_us)
@@ -117,6 +136,7 @@ def terms_for(root: RootCause, att: AttributionResult, p: Prices) -> CostTerms:
         kept_us=min(own.kept_us, work),
         spread_us=math.hypot(_spread(own.per_call_us), graph_regions * p.region_overhead_spread_us),
         skipped_frame=root.skipped_frame,
+        guard_basis="measured" if p.measured_lookup_us is not None else "profile",
     )
 
 

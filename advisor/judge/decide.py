@@ -24,7 +24,7 @@ from advisor.judge import cost
 from advisor.judge.numerics import what_if_accepted
 
 # The what-ifs that decide one entry's fix (placements and guards concern the whole step).
-ENTRY_WHAT_IFS = ("knob", "noop")
+ENTRY_WHAT_IFS = ("knob", "noop", "undisable")
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,10 @@ def _with_what_if(decision: Decision, entry: BreakEntry, w: WhatIf, step: Step) 
         return replace(decision, measured_ms=w.saving_ms, measured_ci_ms=w.saving_ci_ms)
     if w.kind == "noop":
         return _with_noop(decision, entry, w)
-    return _with_knob(decision, entry, w)
+    measured = _with_knob(decision, entry, w)
+    if w.kind == "undisable" and measured.basis == "measured":
+        return replace(measured, fix="rewrite")  # the change is the code's: drop the decorator
+    return measured
 
 
 def _with_knob(decision: Decision, entry: BreakEntry, w: WhatIf) -> Decision:

@@ -12,7 +12,7 @@ The unbounded estimate is kept beside it (`estimated_projected_ms`).
 
 from __future__ import annotations
 
-from advisor.core.model import BreakEntry, Ledger, ModeResult
+from advisor.core.model import BreakEntry, Ledger, LedgerTerm, ModeResult
 from advisor.judge.attribute import AttributionResult
 from advisor.judge.measured import MeasuredStep, all_fixed
 
@@ -66,6 +66,36 @@ def build_ledger(
         default_diff=fixed.default_abs_diff if fixed else None,
         backward_ms=backward_ms,
         optimizer_ms=optimizer_ms,
+        terms=_terms([e for e in entries if e not in library], estimated, fixed),
+    )
+
+
+def _terms(
+    entries: list[BreakEntry], estimated: float, fixed: MeasuredStep | None
+) -> tuple[LedgerTerm, ...]:
+    """What fixing the breaks the user can fix removes, term by term, with the basis of each:
+    the guards of the graphs that go, the extra regions and graph calls, the backward graphs'
+    hops, the Python at the breaks, their fusible tensor work; and the fusion across the merged
+    graph, which only a measured all-fixed step shows (the estimate has no model of it)."""
+    t = [e.terms for e in entries]
+    guards = sum(x.regions * x.guard_lookup_us for x in t) / 1e3
+    backward = sum(x.backward_graphs * (x.backward_hop_us + x.graph_call_us) for x in t) / 1e3
+    overhead = sum(e.parts.overhead_ms for e in entries)
+    measured_guards = any(x.guard_basis == "measured" for x in t)
+    fusion = LedgerTerm("fusion", None, "not estimated")
+    if fixed is not None and estimated > fixed.step_ms:
+        fusion = LedgerTerm("fusion", estimated - fixed.step_ms, f"measured ({fixed.source})")
+    return (
+        LedgerTerm("guards", guards, "measured" if measured_guards else "profile"),
+        LedgerTerm("regions", max(0.0, overhead - guards - backward), "profile"),
+        LedgerTerm("backward", backward, "profile"),
+        LedgerTerm("python", sum(e.parts.python_work_ms for e in entries), "profile"),
+        LedgerTerm(
+            "tensor_work",
+            sum(e.parts.tensor_work_ms - e.parts.kept_ms for e in entries),
+            "estimate",
+        ),
+        fusion,
     )
 
 

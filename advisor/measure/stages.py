@@ -18,7 +18,7 @@ from typing import Any
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import BreakSite, Note, Settings, WhatIf
-from advisor.core.taxonomy import Knob, is_training_call, knob_for, noop_for
+from advisor.core.taxonomy import Knob, category_for, is_training_call, knob_for, noop_for
 from advisor.measure import harness
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
@@ -27,6 +27,7 @@ from advisor.measure.variants import (
     noop_variant,
     regional_variant,
     split_variant,
+    undisable_variant,
     variant_record,
 )
 from advisor.measure.whatif import Variant, knob_variant, measure_guard_skip, measure_variant
@@ -113,6 +114,9 @@ def what_if_plan(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
             by_noop.setdefault(noop, []).append(site)
     plans = [WhatIfPlan("knob", tuple(t), knob=k) for k, t in by_knob.items()]
     plans += [WhatIfPlan("noop", tuple(t), noop=n) for n, t in by_noop.items()]
+    disabled = tuple(s for s in sites if category_for(s).key == "disabled")
+    if disabled:
+        plans.append(WhatIfPlan("undisable", disabled))
     if sites:
         plans += [WhatIfPlan("disable", sites), WhatIfPlan("regional", sites)]
     if any(is_training_call(s) for s in sites):
@@ -142,6 +146,7 @@ _NOT_APPLICABLE = {
     "regional": "no sub-module of the workload compiles without a break on its own",
     "disable": "no function holding a break could be found to disable",
     "split": "no optimizer, or no module that compiles without a break, in the step",
+    "undisable": "no torch.compiler.disable wrapper named on the break's line was found",
 }
 
 
@@ -155,4 +160,6 @@ def _variant(workload: Workload, plan: WhatIfPlan, sites: tuple[BreakSite, ...])
         return disable_variant(workload, sites, targets)
     if plan.kind == "split":
         return split_variant(workload, targets)
+    if plan.kind == "undisable":
+        return undisable_variant(targets)
     return regional_variant(workload, targets)

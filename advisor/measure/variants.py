@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import logging
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -22,20 +23,23 @@ from advisor.measure import harness, placement, torch_adapter
 from advisor.measure.whatif import Variant
 from advisor.measure.workload import Workload
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LOGGER_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 NOOPS = ("print", "warn", *(f"logger:{m}" for m in _LOGGER_METHODS))
 
 
 def variant_key(kind: str, noop: str | None = None) -> str:
     """How a placement or no-op what-if is named in the records (`WhatIf.knob`)."""
-    return f"noop:{noop}" if noop else f"placement:{kind}"
+    if noop:
+        return f"noop:{noop}"
+    return "undisable" if kind == "undisable" else f"placement:{kind}"
 
 
 def variant_record(
     kind: str, targets: tuple[BreakSite, ...], noop: str | None = None, status: str = "measured"
 ) -> WhatIf:
     ids = tuple(t.id for t in targets)
-    fix = "delete" if noop else "placement"
+    fix = "delete" if noop else ("rewrite" if kind == "undisable" else "placement")
     return WhatIf(variant_key(kind, noop), kind, fix, status, ids, kind=kind)
 
 
@@ -163,3 +167,26 @@ def _target(noop: str) -> tuple[Any, str]:
 
 def _nothing(*_args: Any, **_kwargs: Any) -> None:
     return None
+
+
+def undisable_variant(targets: list[BreakSite]) -> Variant | None:
+    """The `torch.compiler.disable` boundaries at these breaks removed (each wrapper replaced
+    by the function it wraps, where its call line names it): what tracing the body saves; None
+    when no wrapper is found."""
+    names = {name for site in targets for name in _IDENTIFIER.findall(site.where.code)}
+    wrappers = torch_adapter.disabled_wrappers(names)
+    if not wrappers:
+        return None
+    enabled = torch_adapter.EnabledFrames(wrappers)
+    record = replace(variant_record("undisable", tuple(targets)), fix="rewrite")
+
+    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
+        compiled = harness.compiled_call(workload, backend, False)
+
+        def call() -> Any:
+            with enabled:
+                return compiled()
+
+        return call
+
+    return Variant(record, make_call)

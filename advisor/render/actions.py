@@ -229,4 +229,6 @@ def what_if_label(w: WhatIf) -> str:
         return f"placement: {verb} {units or '-'}"
     if w.kind == "noop":
         return f"`{w.knob.split(':', 1)[1]}` made a no-op"
+    if w.kind == "undisable":
+        return "the `torch.compiler.disable` boundary removed"
     return f"`{w.knob}`"

@@ -205,6 +205,12 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
             f"\nMeasured here: with `{call}` made a no-op the step is {fmt_ms(w.saving_ms)} ms "
             f"per call shorter (what deleting the call saves){moved}."
         )
+    if decision.basis == "measured" and w.kind == "undisable":
+        return (
+            f"\nMeasured here: with the `torch.compiler.disable` boundary removed, Dynamo traces "
+            f"the body and the step is {fmt_ms(w.saving_ms)} ms per call shorter with outputs "
+            "matching eager: remove it."
+        )
     if decision.basis == "measured":
         return (
             f"\nMeasured here: `{w.knob}` removes this break and saves "

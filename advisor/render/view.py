@@ -265,6 +265,16 @@ def _action_view(rank: int, action, report: Report, display: Display) -> ActionV
     )
 
 
+_TERM_LABELS = {
+    "guards": "guard evaluation of the graphs that go",
+    "regions": "extra regions and graph calls",
+    "backward": "the backward graphs' hops",
+    "python": "Python at the breaks",
+    "tensor_work": "fusible eager tensor work",
+    "fusion": "fusion across the merged graph",
+}
+
+
 def _ledger_rows(report: Report) -> tuple[tuple[str, str, str], ...]:
     ledger = report.ledger
     if ledger is None:
@@ -293,8 +303,18 @@ def _ledger_rows(report: Report) -> tuple[tuple[str, str, str], ...]:
         row("projected step, all fixed", ledger.projected_ms),
         row("guard evaluation (in the compiled part)", ledger.guard_lookup_ms),
     ]
+    rows += [
+        row(f"fixing removes: {_TERM_LABELS.get(x.name, x.name)} [{x.basis}]", x.ms)
+        for x in ledger.terms
+    ]
+    if ledger.library_ms:
+        rows.append(
+            row("breaks in library code (need a library change, estimated)", ledger.library_ms)
+        )
     if ledger.measured_all_fixed_ms is not None:
-        rows.append(row("measured all-fixed step (fullgraph=True)", ledger.measured_all_fixed_ms))
+        source = ledger.measured_all_fixed_source or "fullgraph"
+        shown = "fullgraph=True" if source == "fullgraph" else source
+        rows.append(row(f"measured all-fixed step ({shown})", ledger.measured_all_fixed_ms))
     if ledger.eager_ms is not None:
         rows.append(row("eager", ledger.eager_ms))
     if ledger.projected_speedup_vs_eager is not None:

@@ -262,3 +262,51 @@ def _is_class(value: Any) -> bool:
 
 def _holds(value: Any, fn: Callable[..., Any]) -> bool:
     return value is fn or (isinstance(value, staticmethod) and value.__func__ is fn)
+
+
+def disabled_wrappers(names: set[str]) -> list[Callable[..., Any]]:
+    """The `torch.compiler.disable` wrappers held under any of `names` by a module global or a
+    class attribute (the names a call line uses)."""
+    import sys
+    import warnings
+
+    found: list[Callable[..., Any]] = []
+    with warnings.catch_warnings():  # reading a deprecated module attribute warns
+        warnings.simplefilter("ignore")
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for name in names & set(namespace):
+                value = namespace[name]
+                if _is_disable_wrapper(value) and all(value is not f for f in found):
+                    found.append(value)
+    return found
+
+
+def _is_disable_wrapper(value: Any) -> bool:
+    try:
+        return callable(value) and hasattr(value, "_torchdynamo_orig_callable")
+    except ReferenceError:
+        return False
+
+
+class EnabledFrames:
+    """The inverse of `DisabledFrames`: each `torch.compiler.disable` wrapper replaced, wherever
+    a module or class holds it, by the function it wraps, so Dynamo traces the body."""
+
+    def __init__(self, wrappers: list[Callable[..., Any]]) -> None:
+        self.patches: list[tuple[Any, str, Any, Any]] = []
+        for wrapper in wrappers:
+            original = wrapper._torchdynamo_orig_callable  # type: ignore[attr-defined]
+            for owner, name, held in _holders(wrapper):
+                self.patches.append((owner, name, held, original))
+
+    def __enter__(self) -> EnabledFrames:
+        for owner, name, _, original in self.patches:
+            setattr(owner, name, original)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name, held, _ in reversed(self.patches):
+            setattr(owner, name, held)
