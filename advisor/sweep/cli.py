@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.core import argtypes
 from advisor.core.errors import AdvisorError
 
-ZOO_FILES = ("sweep.json", "sweep.md", "sweep.html")
+if TYPE_CHECKING:
+    from advisor.sweep.aggregate import Zoo
 
 
 def add_sweep_parser(sub: Any) -> None:
@@ -86,77 +87,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     results = run_sweep(manifest, options, _progress)
     zoo = write_zoo(out)
+    from advisor.sweep.folder import ZOO_FILES
     from advisor.sweep.render import counts_line
 
     _progress(f"{counts_line(zoo)}; written to {out}/ (index.json, {', '.join(ZOO_FILES)})")
     return 0 if all(r.status == "ok" for r in results) else 1
 
 
-def write_zoo(out: Path) -> Any:
+def write_zoo(out: Path) -> Zoo:
     """Build the zoo report from a sweep folder and write sweep.json/.md/.html (replacing any
     earlier ones: they are derived from the reports)."""
     from advisor.core.files import replace_atomically
-    from advisor.sweep.render import render_html, render_json, render_markdown
+    from advisor.sweep.folder import load_zoo, zoo_files
 
     zoo = load_zoo(out)
-    for name, text in zip(
-        ZOO_FILES, (render_json(zoo), render_markdown(zoo), render_html(zoo)), strict=True
-    ):
+    for name, text in zoo_files(zoo).items():
         replace_atomically(out / name, text)
     return zoo
-
-
-def load_zoo(folder: Path) -> Any:
-    """A Zoo from a sweep folder's index.json and the report.json files it names."""
-    from advisor.sweep.aggregate import build_zoo
-
-    index = _read_json(folder / "index.json")
-    reports: dict[str, dict[str, Any] | None] = {}
-    for record in index.get("targets") or ():
-        report = record.get("report") if isinstance(record, dict) else None
-        if report:
-            reports[record["name"]] = _read_report(folder / report)
-    return build_zoo(index, reports)
-
-
-def _read_report(path: Path) -> dict[str, Any] | None:
-    """A target's report.json, or None when it is missing or unreadable (shown as missing)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise AdvisorError(f"not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AdvisorError(f"cannot read {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise AdvisorError(f"{path} is not a JSON object")
-    return data
-
-
-def _zoo_json(where: str) -> dict[str, Any]:
-    """sweep.json from a file or a sweep folder (built from its index when it has none)."""
-    path = Path(where)
-    if path.is_dir() and not (path / "sweep.json").is_file():
-        from advisor.core.model import to_jsonable
-
-        return to_jsonable(load_zoo(path))
-    return _read_json(path / "sweep.json" if path.is_dir() else path)
 
 
 def _cmd_compare(paths: list[str], out: Path | None) -> int:
     from advisor.core.model import to_jsonable
     from advisor.render.report_io import write_files
     from advisor.sweep.compare import compare_zoos
+    from advisor.sweep.folder import read_zoo
     from advisor.sweep.render import render_compare_markdown
 
-    comparison = compare_zoos(_zoo_json(paths[0]), _zoo_json(paths[1]))
+    comparison = compare_zoos(read_zoo(paths[0]), read_zoo(paths[1]))
     text = render_compare_markdown(comparison)
     print(text, end="")
     if out is not None:
