@@ -1,5 +1,6 @@
 """`advisor sweep`: manifest validation, the runner's bookkeeping (with a fake command), the
-zoo aggregation on typed fixture reports, and one small real sweep on each engine."""
+zoo aggregation on typed fixture reports, re-judging a saved sweep, and one small real sweep on
+each engine."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from advisor.sweep.aggregate import build_zoo, summarise_report, zoo_from_json
 from advisor.sweep.compare import compare_zoos
 from advisor.sweep.folder import load_zoo
 from advisor.sweep.manifest import ManifestError, TargetSpec, load_manifest
+from advisor.sweep.rejudge import NO_MEASUREMENTS
 from advisor.sweep.render import (
     render_compare_markdown,
     render_html,
@@ -450,6 +452,107 @@ def test_cli_compare_of_an_old_sweep_json_is_one_line(
     assert "this advisor reads version 2" in line
 
 
+# --- re-judging a saved sweep ----------------------------------------------------------------
+
+
+def _saved_sweep(tmp_path: Path) -> Path:
+    """The fixture sweep: a and b with measurements.json, c without, d timed out."""
+    saved = tmp_path / "saved"
+    shutil.copytree(DATA, saved)
+    return saved
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _verdicts(folder: Path, target: str) -> list[str]:
+    return [b.verdict for b in load_report(folder / target).breaks]
+
+
+def test_rejudge_writes_a_new_folder_and_leaves_the_saved_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = _saved_sweep(tmp_path)
+    before = _snapshot(saved)
+    out, stricter = tmp_path / "new", tmp_path / "stricter"
+    assert main(["sweep", "--rejudge", str(saved), "--out", str(out)]) == 0
+    summary = capsys.readouterr().err.strip().splitlines()[-1]
+    assert summary.startswith("advisor sweep: re-judged 2 of 2 target(s) with measurements ")
+    assert "(2 without) in " in summary and f"written to {out}/" in summary
+    report_files = ["measurements.json", "report.html", "report.json", "report.md", "trace.json"]
+    for target in ("a", "b"):
+        assert sorted(p.name for p in (out / target).iterdir()) == report_files
+    assert sorted(p.name for p in out.iterdir()) == [
+        "a", "b", "index.json", "sweep.html", "sweep.json", "sweep.md"
+    ]  # fmt: skip
+    index = {t["name"]: t for t in json.loads((out / "index.json").read_text())["targets"]}
+    assert [index[n]["report"] for n in "abcd"] == ["a/report.json", "b/report.json", None, None]
+    assert (index["c"]["error"], index["d"]["status"]) == (NO_MEASUREMENTS, "timeout")
+
+    zoo = zoo_from_json((out / "sweep.json").read_text())
+    a, b, c, d = zoo.models
+    # Judged from the measurements (the print case, default median 0.105 ms), not copied.
+    assert (a.status, a.step_ms, b.step_ms) == ("ok", 0.105, 0.105)
+    assert (c.status, c.error, d.status) == ("missing", NO_MEASUREMENTS, "timeout")
+    assert _verdicts(out, "a") != ["ignore"]
+
+    args = ["sweep", "--rejudge", str(saved), "--out", str(stricter), "--ignore-share", "0.9"]
+    assert main(args) == 0
+    assert _verdicts(stricter, "a") == ["ignore"]  # judged again with the other threshold
+    capsys.readouterr()
+
+    written = _snapshot(out)
+    assert main(["sweep", "--rejudge", str(saved), "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"advisor: error: {out} already exists and is not empty; choose another --out"
+    assert _snapshot(out) == written
+    assert main(["sweep", "--rejudge", str(saved), "--out", str(saved / "inside")]) == 2
+    assert _snapshot(saved) == before  # byte-identical, and nothing added
+
+
+def test_rejudge_runs_where_torch_cannot_be_imported(tmp_path: Path) -> None:
+    """In two worker processes, into the default folder beside the saved one."""
+    saved = _saved_sweep(tmp_path)
+    code = (
+        "import sys\n"
+        "class NoTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('no torch on this machine')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "from advisor.cli import main\n"
+        f"sys.exit(main(['sweep', '--rejudge', {str(saved)!r}, '--workers', '2']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stderr.splitlines()  # the summary alone: nothing tried to import torch
+    assert "re-judged 2 of 2 target(s) with measurements (2 without)" in line
+    (made,) = [p for p in tmp_path.iterdir() if p.name != "saved"]
+    assert made.name.startswith("saved-rejudged-")
+    assert load_report(made / "b").ledger is not None
+    assert (made / "sweep.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["zoo.toml", "--rejudge", "x"], "not a MANIFEST and --rejudge"),
+        (["--compare", "a", "b", "--rejudge", "x"], "not --compare and --rejudge"),
+        (["zoo.toml", "--ignore-share", "0.5"], "--ignore-share needs --rejudge FOLDER"),
+        (["--rejudge", "nowhere"], "nowhere is not a sweep folder (no index.json)"),
+    ],
+)
+def test_rejudge_arguments(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sweep", *args]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("advisor: error: ") and message in line
+
+
 # --- real sweeps: one per engine, plus real targets that fail, hang and crash ----------------
 
 
@@ -554,7 +657,7 @@ def test_engine_ray_without_ray_is_one_line(
 def test_zoo_report_modules_do_not_import_torch() -> None:
     code = (
         "import sys, advisor.sweep.aggregate, advisor.sweep.compare, advisor.sweep.render, "
-        "advisor.sweep.runner, advisor.sweep.folder; "
+        "advisor.sweep.runner, advisor.sweep.folder, advisor.sweep.rejudge; "
         "print('torch' in sys.modules)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,4 +1,5 @@
-"""`advisor sweep MANIFEST ...` and `advisor sweep --compare OLD NEW`: arguments and files."""
+"""`advisor sweep MANIFEST ...`, `advisor sweep --compare OLD NEW` and `advisor sweep --rejudge
+FOLDER`: arguments and files."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def add_sweep_parser(sub: Any) -> None:
     sweep.add_argument(
         "--workers",
         type=argtypes.int_at_least(1, "at least 1"),
-        help="targets at a time (local default 1; ray: at most this many tasks in flight)",
+        help="targets at a time (local default 1; ray: at most this many tasks in flight; "
+        "--rejudge: processes, default 1)",
     )
     sweep.add_argument("--ray-address", help="Ray cluster to join (default: a local instance)")
     sweep.add_argument(
@@ -43,15 +45,45 @@ def add_sweep_parser(sub: Any) -> None:
         metavar=("OLD", "NEW"),
         help="compare two sweeps (folders or sweep.json)",
     )
+    sweep.add_argument(
+        "--rejudge",
+        metavar="FOLDER",
+        type=Path,
+        help="judge a saved sweep again from its targets' measurements.json, into a new "
+        "folder (--out; default: beside FOLDER); no measuring, no torch",
+    )
+    sweep.add_argument(
+        "--ignore-share",
+        type=argtypes.positive,
+        default=None,
+        help="with --rejudge: breaks cheaper than this share of the step get 'ignore' "
+        "(default: each run's)",
+    )
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    given = [
+        what
+        for what, on in (
+            ("a MANIFEST", args.manifest),
+            ("--compare", args.compare),
+            ("--rejudge", args.rejudge),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise AdvisorError(
+            "sweep: give one of a MANIFEST, --compare OLD NEW or --rejudge FOLDER, not "
+            + " and ".join(given)
+        )
+    if args.ignore_share is not None and not args.rejudge:
+        raise AdvisorError("sweep: --ignore-share needs --rejudge FOLDER")
+    if args.rejudge:
+        return _cmd_rejudge(args)
     if args.compare:
-        if args.manifest:
-            raise AdvisorError("sweep: give a MANIFEST or --compare OLD NEW, not both")
         return _cmd_compare(args.compare, args.out)
     if not args.manifest:
-        raise AdvisorError("sweep: a MANIFEST is needed (or --compare OLD NEW)")
+        raise AdvisorError("sweep: a MANIFEST is needed (or --compare OLD NEW, --rejudge FOLDER)")
     return _cmd_run(args)
 
 
@@ -121,3 +153,17 @@ def _cmd_compare(paths: list[str], out: Path | None) -> int:
         write_files(out, files)
         _progress(f"comparison written to {out}/")
     return 0
+
+
+def _cmd_rejudge(args: argparse.Namespace) -> int:
+    from advisor.sweep.folder import ZOO_FILES
+    from advisor.sweep.rejudge import rejudge_sweep
+
+    result = rejudge_sweep(args.rejudge, args.out, args.ignore_share, _progress, args.workers)
+    with_measurements = len(result.rejudged) + len(result.failed)
+    _progress(
+        f"re-judged {len(result.rejudged)} of {with_measurements} target(s) with measurements "
+        f"({len(result.without)} without) in {result.wall_s:.1f} s; written to "
+        f"{result.out_dir}/ (NAME/report.*, index.json, {', '.join(ZOO_FILES)})"
+    )
+    return 1 if result.failed else 0
