@@ -1,5 +1,6 @@
 """`advisor sweep`: manifest validation, the runner's bookkeeping (with a fake command), the
-zoo aggregation on hand-written reports, and one small real sweep on each engine."""
+zoo aggregation on typed fixture reports, re-judging a saved sweep, and one small real sweep on
+each engine."""
 
 from __future__ import annotations
 
@@ -9,19 +10,28 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from advisor.cli import main
 from advisor.core.errors import AdvisorError
-from advisor.core.model import to_jsonable
+from advisor.core.identity import BreakIdentity
+from advisor.core.model import BreakEntry, Report
 from advisor.core.paths import display_path
-from advisor.sweep.aggregate import build_zoo, summarise_report
-from advisor.sweep.cli import load_zoo
+from advisor.render.report_io import load_report
+from advisor.sweep.aggregate import build_zoo, summarise_report, zoo_from_json
 from advisor.sweep.compare import compare_zoos
+from advisor.sweep.folder import load_zoo
 from advisor.sweep.manifest import ManifestError, TargetSpec, load_manifest
-from advisor.sweep.render import render_compare_markdown, render_html, render_markdown
+from advisor.sweep.rejudge import NO_MEASUREMENTS
+from advisor.sweep.render import (
+    render_compare_markdown,
+    render_html,
+    render_json,
+    render_markdown,
+)
 from advisor.sweep.runner import SweepOptions, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,7 +153,7 @@ def test_manifest_error_is_one_line_exit_2(
 # Each fake target is a short Python process chosen by the target's name prefix; argv[1] is
 # its report folder.
 _FAKE = {
-    "ok": f"import shutil, sys; shutil.copy({str(DATA / 'model_a' / 'report.json')!r}, "
+    "ok": f"import shutil, sys; shutil.copy({str(DATA / 'a' / 'report.json')!r}, "
     "sys.argv[1] + '/report.json')",
     "fail": "import sys; print('advisor: measuring', file=sys.stderr); "
     "print('advisor: error: no weights here', file=sys.stderr); sys.exit(2)",
@@ -213,7 +223,7 @@ def test_resume_runs_only_what_has_no_report(tmp_path: Path) -> None:
     manifest = load_manifest(fake_manifest(tmp_path, ["ok_1", "ok_2", "fail_1"]))
     out = tmp_path / "out"
     (out / "ok_1").mkdir(parents=True)
-    shutil.copy(DATA / "model_b" / "report.json", out / "ok_1" / "report.json")
+    shutil.copy(DATA / "b" / "report.json", out / "ok_1" / "report.json")
     (out / "fail_1").mkdir()
     (out / "fail_1" / "stderr.txt").write_text("an earlier failure\n")
     with pytest.raises(AdvisorError, match="not empty; use --resume"):
@@ -254,17 +264,31 @@ def test_a_stopped_sweep_leaves_a_usable_index_and_no_process(tmp_path: Path) ->
     assert not (out / "index.json.tmp").exists()
 
 
-# --- aggregation and rendering on hand-written reports ---------------------------------------
+# --- aggregation and rendering on the typed fixture reports (tests/data/sweep) ---------------
 
 
-def fixture_zoo_data() -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+def fixture_zoo_data() -> tuple[dict[str, object], dict[str, Report]]:
     index = json.loads((DATA / "index.json").read_text())
-    reports = {
-        t["name"]: json.loads((DATA / t["report"]).read_text())
-        for t in index["targets"]
-        if t["report"]
-    }
+    reports = {t["name"]: load_report(DATA / t["report"]) for t in index["targets"] if t["report"]}
     return index, reports
+
+
+def _at(entry: BreakEntry, file: str, line: int, gb_code: str | None = None) -> BreakEntry:
+    """`entry` moved to file:line (and another registry code, if given)."""
+    site = entry.site
+    where = replace(site.where, file=file, line=line)
+    moved = replace(site, where=where, gb_code=gb_code or site.gb_code)
+    return replace(entry, site=moved)
+
+
+def _default_median(report: Report, median_ms: float) -> Report:
+    modes = tuple(
+        replace(m, latency=replace(m.latency, median_ms=median_ms))
+        if m.mode == "default" and m.latency
+        else m
+        for m in report.modes
+    )
+    return replace(report, modes=modes)
 
 
 def test_display_path() -> None:
@@ -276,81 +300,137 @@ def test_display_path() -> None:
     assert display_path(None) == "?"
 
 
-def test_summarise_report_tolerates_missing_fields() -> None:
-    summary = summarise_report({})
-    assert summary.speedup_default is None and summary.n_breaks == 0 and summary.breaks == ()
-    partial = summarise_report({"modes": [{"mode": "eager", "status": "ok"}], "breaks": [{}]})
-    assert partial.eager_ms is None and partial.n_breaks == 1
-    assert partial.saving_share is None and partial.break_time_share is None
+def test_summarise_a_report_with_nothing_judged() -> None:
+    """A report without a profile (no ledger, breaks or actions) has nothing to share out."""
+    _, reports = fixture_zoo_data()
+    bare = replace(reports["a"], breaks=(), ledger=None, actions=(), modes=reports["a"].modes[:1])
+    summary = summarise_report(bare)
+    assert (summary.eager_ms, summary.default_ms, summary.speedup_default) == (10.0, None, None)
+    assert summary.n_breaks == 0 and summary.breaks == () and summary.top_action is None
+    assert summary.saving_share is None and summary.break_time_share is None
+    assert summary.projection_basis is None and summary.library_share is None
 
 
 def test_aggregation_by_hand() -> None:
+    """Every expected number is worked out from the fixture's inputs (regenerate.py): mode
+    medians, the ledgers' step/breaks/saving/library ms, and each break's ms and share."""
     index, reports = fixture_zoo_data()
     zoo = build_zoo(index, reports)
     a, b, c, d = zoo.models
-    assert (a.speedup_default, a.speedup_fullgraph, a.break_time_share) == (2.0, 2.5, 0.15)
-    assert a.saving_share == pytest.approx(0.1)  # the ledger's saving 0.5 / 5.0
-    assert a.top_action == "Move print(x) out of forward"
-    assert (b.speedup_default, b.speedup_fullgraph) == (1.0, None)
-    assert b.break_time_share is None
-    assert b.saving_share == pytest.approx(0.32)  # no ledger: the breaks' shares summed
-    assert b.top_action == "isolate GB0059 at transformers/models/x/modeling_x.py:120"
-    assert (c.speedup_fullgraph, c.incomplete) == (3.0, True)
-    assert c.break_time_share == pytest.approx(0.2)  # the ledger's 0.6 / 3.0
-    assert c.saving_share == pytest.approx(0.2)  # no saving in the ledger: the shares summed
+    # a: eager 10, default 5, fullgraph 4; ledger step 5, breaks 0.75, saving 0.25, library 0.5.
+    assert (a.speedup_default, a.speedup_fullgraph) == (10 / 5, 10 / 4)
+    assert a.break_time_share == pytest.approx(0.75 / 5)
+    assert a.saving_share == pytest.approx(0.25 / 5)  # the library break is not in the saving
+    assert a.library_share == pytest.approx(0.5 / 5)
+    assert (a.projected_speedup, a.projection_basis) == (pytest.approx(10 / 4.75), "estimate")
+    assert a.top_action and a.top_action.action.kind == "code"
+    assert a.top_action.context.entry and a.top_action.context.entry.id == "B2"
+    assert [(x.gb_code, x.file, x.library) for x in a.breaks] == [
+        ("GB0059", "transformers/models/x/modeling_x.py", True),  # package-relative
+        ("GB0170", "models/a.py", False),  # relative to the manifest's folder, /zoo
+    ]
+    # b: eager 8, default 8, fullgraph failed; ledger step 8, breaks 2.56, saving 0, library 2.4.
+    assert (b.speedup_default, b.speedup_fullgraph) == (8 / 8, None)
+    assert b.break_time_share == pytest.approx(2.56 / 8)
+    assert (b.saving_share, b.library_share) == (0.0, pytest.approx(2.4 / 8))
+    assert b.top_action and b.top_action.action.kind == "upstream"
+    # c: interrupted; eager 6, default 3, fullgraph 2; ledger step 3, breaks 0.6, saving 0.6,
+    # projected 2.0 bounded by the measured fullgraph step.
+    assert (c.speedup_default, c.speedup_fullgraph, c.incomplete) == (6 / 3, 6 / 2, True)
+    assert (c.break_time_share, c.saving_share) == (pytest.approx(0.6 / 3), pytest.approx(0.2))
+    assert (c.projected_speedup, c.projection_basis) == (6 / 2, "measured")
     assert (d.status, d.error) == ("timeout", "timed out after 900 s (process group killed)")
     assert zoo.counts == {"ok": 3, "timeout": 1}
 
     top, second, third = zoo.root_causes
-    # One library line, two venvs: the same root cause on three models.
-    assert (top.gb_code, top.file, top.line) == (
-        "GB0059",
-        "transformers/models/x/modeling_x.py",
-        120,
+    # One library line, two venvs: the same root cause (one BreakIdentity) on three models.
+    assert top.identity == BreakIdentity(
+        "GB0059", "transformers/models/x/modeling_x.py", 120, "print(x)"
     )
-    assert top.models == ("a", "b", "c")
-    assert top.total_share == pytest.approx(0.10 + 0.30 + 0.20)
-    assert top.median_share == pytest.approx(0.20)
+    assert (top.models, top.library, top.verdicts) == (("a", "b", "c"), True, ("isolate",))
+    assert top.total_share == pytest.approx(0.10 + 0.30 + 0.20)  # each model's share
+    assert top.median_share == pytest.approx(0.20)  # median of 0.10, 0.30, 0.20
     assert top.total_ms == pytest.approx(0.5 + 2.4 + 0.6)
-    assert (second.file, second.models, second.total_share) == ("models/a.py", ("a",), 0.05)
-    assert (third.file, third.total_share, third.verdicts) == (
+    assert (second.identity.file, second.models, second.total_share) == (
+        "models/a.py",
+        ("a",),
+        0.05,
+    )
+    assert (second.library, second.identity.source) == (False, "if x.sum() > 0:")
+    assert (third.identity.file, third.total_share, third.verdicts) == (
         "transformers/utils/logging.py",
         0.02,
         ("ignore",),
     )
     gb0059, gb0170 = zoo.gb_codes
     assert (gb0059.gb_code, gb0059.locations, gb0059.models) == ("GB0059", 2, ("a", "b", "c"))
-    assert gb0059.total_share == pytest.approx(0.62)
+    assert gb0059.total_share == pytest.approx(0.10 + 0.30 + 0.02 + 0.20)
     assert gb0059.median_share == pytest.approx(0.20)  # per model: 0.10, 0.32, 0.20
+    assert gb0059.total_ms == pytest.approx(0.5 + 2.4 + 0.16 + 0.6)
     assert (gb0170.gb_code, gb0170.total_share) == ("GB0170", 0.05)
 
 
 def test_renderers_and_compare() -> None:
     index, reports = fixture_zoo_data()
     old = build_zoo(index, reports)
+    assert zoo_from_json(render_json(old)) == old  # sweep.json reads back as the same records
     markdown = render_markdown(old)
     assert "`transformers/models/x/modeling_x.py:120` (GB0059, Failed to trace builtin " in markdown
     assert "costs a median 20.0% of the step on 3 models (60.0% summed)" in markdown
     assert "| d       | timeout" in markdown
+    # Each top action titled from its Action and ActionContext, paths as the zoo shows them.
+    assert "| Rewrite the data-dependent branch at models/a.py:30 " in markdown
+    assert (
+        "Needs a library change (estimated): the print() side effect at transformers/" in markdown
+    )
+    assert "Compile with `fullgraph=True`: it compiled, matched eager" in markdown
+    assert "| 3.00x (measured) " in markdown
     page = render_html(old)
     assert page.count("data:image/png;base64,") == 2
 
-    fixed = json.loads(json.dumps(reports))
-    fixed["b"]["breaks"] = fixed["b"]["breaks"][1:]  # model b's print removed...
-    fixed["b"]["modes"][1]["latency"]["median_ms"] = 5.0  # ...and b got faster
-    fixed["c"]["breaks"][0]["cost_share"] = 0.25
-    fixed["a"]["breaks"].append({"gb_code": "GB0001", "file": "/zoo/new.py", "line": 3})
+    fixed = dict(reports)
+    b = _default_median(reports["b"], 5.0)  # model b got faster...
+    fixed["b"] = replace(b, breaks=b.breaks[1:])  # ...and its transformers print is gone
+    c_entry = replace(reports["c"].breaks[0], cost_share=0.25)
+    fixed["c"] = replace(reports["c"], breaks=(c_entry,))
+    new_break = _at(reports["a"].breaks[1], "/zoo/new.py", 3, "GB0001")
+    fixed["a"] = replace(reports["a"], breaks=(*reports["a"].breaks, new_break))
     new = build_zoo(index, fixed)
-    cmp = compare_zoos(to_jsonable(old), json.loads(json.dumps(to_jsonable(new))))
-    b = next(m for m in cmp.models if m.name == "b")
-    assert (b.old_speedup, b.new_speedup, b.default_change) == (1.0, 1.6, pytest.approx(-0.375))
-    assert [(c.gb_code, c.file) for c in cmp.added] == [("GB0001", "new.py")]
+    cmp = compare_zoos(old, zoo_from_json(render_json(new)))
+    b_change = next(m for m in cmp.models if m.name == "b")
+    assert (b_change.old_speedup, b_change.new_speedup) == (8 / 8, 8 / 5)
+    assert b_change.default_change == pytest.approx(5 / 8 - 1)
+    assert [(c.gb_code, c.identity.file) for c in cmp.added] == [("GB0001", "new.py")]
     assert cmp.removed == ()
     (changed,) = cmp.changed
     assert (changed.old_models, changed.new_models) == (3, 2)
-    assert changed.new_share == pytest.approx(0.35)
+    assert changed.new_share == pytest.approx(0.10 + 0.25)  # a's share and c's new one
     text = render_compare_markdown(cmp)
     assert "1.00x -> 1.60x" in text and "-37.5%" in text and "60.0% -> 35.0%" in text
+
+
+def test_a_moved_line_is_the_same_root_cause_in_a_comparison() -> None:
+    index, reports = fixture_zoo_data()
+    old = build_zoo(index, reports)
+    moved = _at(reports["a"].breaks[1], "/zoo/models/a.py", 34)  # code added above it
+    new = build_zoo(
+        index, {**reports, "a": replace(reports["a"], breaks=(reports["a"].breaks[0], moved))}
+    )
+    cmp = compare_zoos(old, new)
+    assert cmp.added == () and cmp.removed == () and cmp.changed == ()
+
+
+def test_an_unreadable_report_is_missing_with_the_loaders_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "sweep"
+    shutil.copytree(DATA, folder)
+    old = json.loads((folder / "c" / "report.json").read_text())
+    (folder / "c" / "report.json").write_text(json.dumps({**old, "schema_version": 2}))
+    (folder / "b" / "report.json").write_text("{not json")
+    a, b, c, _ = load_zoo(folder).models
+    assert a.status == "ok"
+    assert (b.status, c.status) == ("missing", "missing")
+    assert b.error and "not valid JSON" in b.error and "\n" not in b.error
+    assert c.error and "report schema version 2 is not supported" in c.error
 
 
 def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -359,6 +439,118 @@ def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["sweep", "--compare", str(folder), str(folder), "--out", str(tmp_path / "c")]) == 0
     assert "## Root causes removed\n\nNone." in capsys.readouterr().out
     assert json.loads((tmp_path / "c" / "compare.json").read_text())["removed"] == []
+
+
+def test_cli_compare_of_an_old_sweep_json_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / "sweep.json"
+    old.write_text(json.dumps({"name": "old", "models": [], "sweep_schema": 1}))
+    assert main(["sweep", "--compare", str(old), str(DATA)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"advisor: error: {old}: sweep schema version 1 is not supported: ")
+    assert "this advisor reads version 2" in line
+
+
+# --- re-judging a saved sweep ----------------------------------------------------------------
+
+
+def _saved_sweep(tmp_path: Path) -> Path:
+    """The fixture sweep: a and b with measurements.json, c without, d timed out."""
+    saved = tmp_path / "saved"
+    shutil.copytree(DATA, saved)
+    return saved
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _verdicts(folder: Path, target: str) -> list[str]:
+    return [b.verdict for b in load_report(folder / target).breaks]
+
+
+def test_rejudge_writes_a_new_folder_and_leaves_the_saved_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = _saved_sweep(tmp_path)
+    before = _snapshot(saved)
+    out, stricter = tmp_path / "new", tmp_path / "stricter"
+    assert main(["sweep", "--rejudge", str(saved), "--out", str(out)]) == 0
+    summary = capsys.readouterr().err.strip().splitlines()[-1]
+    assert summary.startswith("advisor sweep: re-judged 2 of 2 target(s) with measurements ")
+    assert "(2 without) in " in summary and f"written to {out}/" in summary
+    report_files = ["measurements.json", "report.html", "report.json", "report.md", "trace.json"]
+    for target in ("a", "b"):
+        assert sorted(p.name for p in (out / target).iterdir()) == report_files
+    assert sorted(p.name for p in out.iterdir()) == [
+        "a", "b", "index.json", "sweep.html", "sweep.json", "sweep.md"
+    ]  # fmt: skip
+    index = {t["name"]: t for t in json.loads((out / "index.json").read_text())["targets"]}
+    assert [index[n]["report"] for n in "abcd"] == ["a/report.json", "b/report.json", None, None]
+    assert (index["c"]["error"], index["d"]["status"]) == (NO_MEASUREMENTS, "timeout")
+
+    zoo = zoo_from_json((out / "sweep.json").read_text())
+    a, b, c, d = zoo.models
+    # Judged from the measurements (the print case, default median 0.105 ms), not copied.
+    assert (a.status, a.step_ms, b.step_ms) == ("ok", 0.105, 0.105)
+    assert (c.status, c.error, d.status) == ("missing", NO_MEASUREMENTS, "timeout")
+    assert _verdicts(out, "a") != ["ignore"]
+
+    args = ["sweep", "--rejudge", str(saved), "--out", str(stricter), "--ignore-share", "0.9"]
+    assert main(args) == 0
+    assert _verdicts(stricter, "a") == ["ignore"]  # judged again with the other threshold
+    capsys.readouterr()
+
+    written = _snapshot(out)
+    assert main(["sweep", "--rejudge", str(saved), "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"advisor: error: {out} already exists and is not empty; choose another --out"
+    assert _snapshot(out) == written
+    assert main(["sweep", "--rejudge", str(saved), "--out", str(saved / "inside")]) == 2
+    assert _snapshot(saved) == before  # byte-identical, and nothing added
+
+
+def test_rejudge_runs_where_torch_cannot_be_imported(tmp_path: Path) -> None:
+    """In two worker processes, into the default folder beside the saved one."""
+    saved = _saved_sweep(tmp_path)
+    code = (
+        "import sys\n"
+        "class NoTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('no torch on this machine')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "from advisor.cli import main\n"
+        f"sys.exit(main(['sweep', '--rejudge', {str(saved)!r}, '--workers', '2']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stderr.splitlines()  # the summary alone: nothing tried to import torch
+    assert "re-judged 2 of 2 target(s) with measurements (2 without)" in line
+    (made,) = [p for p in tmp_path.iterdir() if p.name != "saved"]
+    assert made.name.startswith("saved-rejudged-")
+    assert load_report(made / "b").ledger is not None
+    assert (made / "sweep.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["zoo.toml", "--rejudge", "x"], "not a MANIFEST and --rejudge"),
+        (["--compare", "a", "b", "--rejudge", "x"], "not --compare and --rejudge"),
+        (["zoo.toml", "--ignore-share", "0.5"], "--ignore-share needs --rejudge FOLDER"),
+        (["--rejudge", "nowhere"], "nowhere is not a sweep folder (no index.json)"),
+    ],
+)
+def test_rejudge_arguments(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sweep", *args]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("advisor: error: ") and message in line
 
 
 # --- real sweeps: one per engine, plus real targets that fail, hang and crash ----------------
@@ -465,7 +657,8 @@ def test_engine_ray_without_ray_is_one_line(
 def test_zoo_report_modules_do_not_import_torch() -> None:
     code = (
         "import sys, advisor.sweep.aggregate, advisor.sweep.compare, advisor.sweep.render, "
-        "advisor.sweep.runner; print('torch' in sys.modules)"
+        "advisor.sweep.runner, advisor.sweep.folder, advisor.sweep.rejudge; "
+        "print('torch' in sys.modules)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False"
@@ -475,12 +668,10 @@ def test_user_code_beside_the_manifest_folder_is_shown_relative() -> None:
     """A scenario outside the zoo's folder shows relative to the folder holding both."""
     index, reports = fixture_zoo_data()
     index = {**index, "manifest_folder": "/repo/zoo"}
-    a = dict(reports["a"])
-    a["breaks"] = [
-        {"gb_code": "GB0170", "file": "/repo/zoo/models/a.py", "line": 30, "cost_share": 0.1},
-        {"gb_code": "GB0059", "file": "/repo/scenarios/s.py", "line": 9, "cost_share": 0.2},
-    ]
-    zoo = build_zoo(index, {**reports, "a": a})
-    files = {c.file for c in zoo.root_causes}
+    first, second = reports["a"].breaks
+    breaks = (_at(second, "/repo/zoo/models/a.py", 30), _at(first, "/repo/scenarios/s.py", 9))
+    zoo = build_zoo(index, {**reports, "a": replace(reports["a"], breaks=breaks)})
+    files = {c.identity.file for c in zoo.root_causes}
     assert {"zoo/models/a.py", "scenarios/s.py"} <= files
-    assert not any(f and f.startswith("/repo") for f in files)
+    assert not any(f.startswith("/repo") for f in files)
+    assert zoo.display("/repo/scenarios/s.py") == "scenarios/s.py"

@@ -8,6 +8,7 @@ A record written by this version and read again gives an equal object. Unknown k
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -127,7 +128,7 @@ def _short(data: Any) -> str:
 def _convert_dataclass(tp: Any, data: Any) -> Any:
     if not isinstance(data, dict):
         raise TypeError(f"expected an object for {tp.__name__}, got {type(data).__name__}")
-    hints = typing.get_type_hints(tp)
+    hints = _type_hints(tp)
     kwargs = {
         f.name: _at(f.name, lambda f=f: _convert(hints[f.name], data[f.name]))
         for f in dataclasses.fields(tp)
@@ -143,6 +144,13 @@ def _convert_dataclass(tp: Any, data: Any) -> Any:
     if missing:
         raise ValueError(f"{tp.__name__} without {', '.join(missing)}")
     return tp(**kwargs)
+
+
+@functools.cache
+def _type_hints(tp: type) -> dict[str, Any]:
+    """A record's resolved field types, once per class: resolving them is most of the time of
+    reading a large file (a profile's event trees hold thousands of records)."""
+    return typing.get_type_hints(tp)
 
 
 def _convert_scalar(tp: Any, data: Any) -> Any:

@@ -1,11 +1,14 @@
-"""The zoo report's numbers, from saved JSON: per-model summaries and zoo-wide root causes.
+"""The zoo report's numbers, from typed reports: per-model summaries and zoo-wide root causes.
 
-Pure functions on dicts (index.json, report.json, sweep.json); no torch, no files. Every read
-of a report.json field is in `summarise_report`, so a schema change is adapted there alone.
+Pure functions on records (a `Report` per target, index.json as the runner wrote it); no torch,
+no files. A `Report` is read for the zoo in `summarise_report` alone (and `_display_base` looks
+at its break files). The zoo keeps facts and numbers (a model's top action is the `Action` and
+the `ActionContext` its title needs); `advisor.sweep.render` writes the sentences.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 from collections import defaultdict
@@ -13,23 +16,44 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from advisor.core.identity import BreakIdentity
+from advisor.core.model import Action, BreakEntry, Report, from_jsonable
 from advisor.core.paths import common_folder, display_path
+from advisor.render.actions import ActionContext, action_context
 
-SWEEP_SCHEMA = 1
+# 2: typed records (Action + ActionContext, BreakIdentity root causes); 1 had prose titles.
+SWEEP_SCHEMA = 2
 
 
 @dataclass(frozen=True)
 class BreakSummary:
-    gb_code: str | None
-    gb_type: str | None
-    file: str | None
-    line: int | None
-    function: str | None
-    code: str | None
-    occurrences_per_call: float | None
-    cost_ms: float | None
-    cost_share: float | None
+    """One root cause of one model (a `BreakEntry`), its file as the zoo displays it."""
+
+    gb_code: str | None  # the registry's GBxxxx (None where the registry has none)
+    gb_type: str
+    file: str  # package-relative (installed code) or relative to the zoo's display base
+    line: int
+    function: str
+    source: str  # the text of the line
+    occurrences_per_call: float
+    cost_ms: float  # the recommended fix's saving per call
+    cost_share: float | None  # cost_ms / the default-mode step
     verdict: str | None
+    library: bool = False  # in code that is not the user's (`Decision.library`)
+
+    @property
+    def identity(self) -> BreakIdentity:
+        return BreakIdentity.from_parts(
+            self.gb_code, self.gb_type, self.file, self.line, self.source
+        )
+
+
+@dataclass(frozen=True)
+class TopAction:
+    """A model's first action and the facts of its report the action's title uses."""
+
+    action: Action
+    context: ActionContext
 
 
 @dataclass(frozen=True)
@@ -48,9 +72,13 @@ class ModelSummary:
     # recommended fixes save (work that moving code keeps is not saved).
     break_time_share: float | None = None
     saving_share: float | None = None
+    # The share library breaks with no measured fix would save: a library change, outside the
+    # projection (`Ledger.library_ms` / step).
+    library_share: float | None = None
     step_ms: float | None = None
     projected_speedup: float | None = None
-    top_action: str | None = None
+    projection_basis: str | None = None  # `Ledger.projection_basis`: what bounds the projection
+    top_action: TopAction | None = None
     incomplete: bool = False
     error: str | None = None
     breaks: tuple[BreakSummary, ...] = ()
@@ -58,14 +86,14 @@ class ModelSummary:
 
 @dataclass(frozen=True)
 class RootCause:
-    """One break location across the zoo: `gb_code` at `file:line` (file as displayed)."""
+    """One break across the zoo: the same identity (code, displayed file, line, source) in
+    every model it appears in."""
 
+    identity: BreakIdentity
     gb_code: str | None
-    file: str | None
-    line: int | None
-    gb_type: str | None
-    function: str | None
-    code: str | None
+    gb_type: str
+    function: str
+    library: bool
     models: tuple[str, ...]
     total_share: float  # summed over models: the step shares this line costs
     median_share: float | None
@@ -78,7 +106,7 @@ class CodeCause:
     """One registry code across the zoo."""
 
     gb_code: str | None
-    gb_type: str | None
+    gb_type: str
     models: tuple[str, ...]
     locations: int
     total_share: float
@@ -94,111 +122,113 @@ class Zoo:
     gb_codes: tuple[CodeCause, ...]
     counts: dict[str, int]
     manifest_folder: str | None = None
+    display_base: str | None = None  # user code is shown relative to this folder
     sweep_schema: int = SWEEP_SCHEMA
 
+    def display(self, path: str | None) -> str:
+        """A path as the zoo shows it (an action's title, a break's file)."""
+        return display_path(path, self.display_base)
 
-# --- the one place that reads report.json ----------------------------------------------------
+
+def zoo_from_json(text: str) -> Zoo:
+    """A sweep.json; a one-line ValueError when it is not one this advisor reads."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or "sweep_schema" not in data:
+        raise ValueError("not an advisor sweep.json (no sweep_schema)")
+    found = data["sweep_schema"]
+    if found != SWEEP_SCHEMA:
+        raise ValueError(
+            f"sweep schema version {found!r} is not supported: this advisor reads version "
+            f"{SWEEP_SCHEMA} (compare the sweep folders, or re-judge them with --rejudge)"
+        )
+    try:
+        return from_jsonable(Zoo, data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"malformed sweep.json: {exc}") from None
 
 
-def summarise_report(data: Mapping[str, Any]) -> ModelSummary:
-    """A report.json dict (schema 1 or 2) to a ModelSummary; absent fields become None."""
-    workload = _dict(data.get("workload"))
-    medians = {
-        m.get("mode"): _num(_dict(m.get("latency")).get("median_ms"))
-        for m in _dicts(data.get("modes"))
-        if m.get("status") == "ok"
-    }
-    breaks = tuple(_break(b) for b in _dicts(data.get("breaks")))
-    ledger = _dict(data.get("ledger"))
-    actions = _dicts(data.get("actions"))
-    eager = medians.get("eager")
+# --- the one place that reads a Report -------------------------------------------------------
+
+
+def summarise_report(report: Report, base: str | None = None) -> ModelSummary:
+    """A report's row of the zoo, its user files shown relative to `base`."""
+    medians = {m.mode: m.latency.median_ms for m in report.modes if m.status == "ok" and m.latency}
+    eager, default = medians.get("eager"), medians.get("default")
+    ledger = report.ledger
+    step = ledger.step_ms if ledger else None
+    first = report.actions[0] if report.actions else None
     return ModelSummary(
-        name=str(workload.get("name") or "?"),
+        name=report.workload.name,
         status="ok",
-        workload=workload.get("name"),
-        target=workload.get("target"),
+        workload=report.workload.name,
+        target=report.workload.target,
         eager_ms=eager,
-        default_ms=medians.get("default"),
+        default_ms=default,
         fullgraph_ms=medians.get("fullgraph"),
-        speedup_default=_ratio(eager, medians.get("default")),
+        speedup_default=_ratio(eager, default),
         speedup_fullgraph=_ratio(eager, medians.get("fullgraph")),
-        n_breaks=len(breaks),
-        break_time_share=_ratio(_num(ledger.get("breaks_ms")), _num(ledger.get("step_ms"))),
-        saving_share=_saving_share(ledger, breaks),
-        step_ms=_num(ledger.get("step_ms")) or medians.get("default"),
-        projected_speedup=_num(ledger.get("projected_speedup_vs_eager")),
-        top_action=actions[0].get("title") if actions else None,
-        incomplete=bool(data.get("incomplete", False)),
-        breaks=breaks,
+        n_breaks=len(report.breaks),
+        break_time_share=_ratio(ledger.breaks_ms, step) if ledger else None,
+        saving_share=_ratio(ledger.saving_ms, step) if ledger else None,
+        library_share=_ratio(ledger.library_ms, step) if ledger else None,
+        step_ms=step if step is not None else default,
+        projected_speedup=ledger.projected_speedup_vs_eager if ledger else None,
+        projection_basis=ledger.projection_basis if ledger else None,
+        top_action=TopAction(first, action_context(first, report)) if first else None,
+        incomplete=report.incomplete,
+        breaks=tuple(_break(entry, base) for entry in report.breaks),
     )
 
 
-def _break(b: Mapping[str, Any]) -> BreakSummary:
-    line = b.get("line")
+def _break(entry: BreakEntry, base: str | None) -> BreakSummary:
+    where = entry.site.where
     return BreakSummary(
-        gb_code=b.get("gb_code"),
-        gb_type=b.get("gb_type"),
-        file=b.get("file"),
-        line=line if isinstance(line, int) else None,
-        function=b.get("function"),
-        code=b.get("code"),
-        occurrences_per_call=_num(b.get("occurrences_per_call")),
-        cost_ms=_num(b.get("cost_ms")),
-        cost_share=_num(b.get("cost_share")),
-        verdict=b.get("verdict"),
+        gb_code=entry.site.gb_code,
+        gb_type=entry.site.gb_type,
+        file=display_path(where.file, base),
+        line=where.line,
+        function=where.function,
+        source=where.code,
+        occurrences_per_call=entry.occurrences_per_call,
+        cost_ms=entry.cost_ms,
+        cost_share=entry.cost_share,
+        verdict=entry.verdict,
+        library=bool(entry.decision and entry.decision.library),
     )
-
-
-def _saving_share(ledger: Mapping[str, Any], breaks: tuple[BreakSummary, ...]) -> float | None:
-    """The ledger's saving over its step when it has them, else the breaks' shares summed (each
-    entry's cost is its recommended fix's saving)."""
-    from_ledger = _ratio(_num(ledger.get("saving_ms")), _num(ledger.get("step_ms")))
-    if from_ledger is not None:
-        return from_ledger
-    shares = [b.cost_share for b in breaks if b.cost_share is not None]
-    return sum(shares) if shares or not breaks else None
-
-
-def _top_break_action(breaks: tuple[BreakSummary, ...]) -> str | None:
-    """Without actions (schema 1): the costliest break that is not 'ignore', as an action
-    (its file as displayed)."""
-    for b in breaks:
-        if b.verdict and b.verdict != "ignore":
-            return f"{b.verdict} {b.gb_code or b.gb_type or 'break'} at {b.file}:{b.line}"
-    return None
 
 
 # --- the zoo ---------------------------------------------------------------------------------
 
 
 def model_summary(
-    record: Mapping[str, Any], summary: ModelSummary | None, base: str | None = None
+    record: Mapping[str, Any], summary: ModelSummary | None, error: str | None = None
 ) -> ModelSummary:
-    """A model's row: its report's summary (`summarise_report`) under the sweep's name and
-    status (or the failure)."""
+    """A model's row: its report's summary under the sweep's name and status, or why there is
+    none (the target's failure, or the report's one-line loading error)."""
     name = str(record.get("name", "?"))
     status = str(record.get("status", "missing"))
+    target = record.get("target")
     if status != "ok":
-        return ModelSummary(name, status, target=record.get("target"), error=record.get("error"))
+        return ModelSummary(name, status, target=target, error=record.get("error"))
     if summary is None:
-        error = "report.json missing or unreadable"
-        return ModelSummary(name, "missing", target=record.get("target"), error=error)
-    shown = tuple(
-        replace(b, file=display_path(b.file, base) if b.file else b.file) for b in summary.breaks
-    )
-    action = summary.top_action or _top_break_action(shown)
-    return replace(summary, name=name, target=record.get("target"), breaks=shown, top_action=action)
+        why = error or record.get("error") or "no report.json"
+        return ModelSummary(name, "missing", target=target, error=str(why))
+    return replace(summary, name=name, target=target or summary.target)
 
 
-def build_zoo(index: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any] | None]) -> Zoo:
-    """The zoo from index.json and the reports by target name (None where absent)."""
+def build_zoo(
+    index: Mapping[str, Any],
+    reports: Mapping[str, Report],
+    errors: Mapping[str, str] | None = None,
+) -> Zoo:
+    """The zoo from index.json and the reports by target name; `errors` says, by target name,
+    why a report could not be read (shown as missing)."""
     manifest_folder = index.get("manifest_folder")
-    summaries = {name: summarise_report(report) for name, report in reports.items() if report}
-    base = _display_base(manifest_folder, summaries.values())
-    models = tuple(
-        model_summary(r, summaries.get(str(r.get("name"))), base)
-        for r in _dicts(index.get("targets"))
-    )
+    base = _display_base(manifest_folder, reports.values())
+    models = tuple(_row(record, reports, errors or {}, base) for record in _records(index))
     counts: dict[str, int] = defaultdict(int)
     for m in models:
         counts[m.status] += 1
@@ -209,14 +239,37 @@ def build_zoo(index: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any] 
         gb_codes=code_causes(models),
         counts=dict(counts),
         manifest_folder=manifest_folder,
+        display_base=base,
     )
 
 
-def _display_base(manifest_folder: str | None, summaries: Iterable[ModelSummary]) -> str | None:
+def _row(
+    record: Mapping[str, Any],
+    reports: Mapping[str, Report],
+    errors: Mapping[str, str],
+    base: str | None,
+) -> ModelSummary:
+    name = str(record.get("name"))
+    report = reports.get(name)
+    summary = summarise_report(report, base) if report is not None else None
+    return model_summary(record, summary, errors.get(name))
+
+
+def _records(index: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    targets = index.get("targets")
+    return [t for t in targets if isinstance(t, Mapping)] if isinstance(targets, list) else []
+
+
+def _display_base(manifest_folder: str | None, reports: Iterable[Report]) -> str | None:
     """The folder user code is shown relative to: the deepest one holding the manifest's folder
     and every break's file that is not installed code (built-in scenarios beside a zoo folder
     show as `scenarios/x.py`, not as absolute paths)."""
-    files = [b.file for m in summaries for b in m.breaks if b.file and os.path.isabs(b.file)]
+    files = [
+        entry.site.where.file
+        for report in reports
+        for entry in report.breaks
+        if os.path.isabs(entry.site.where.file)
+    ]
     anchor = [os.path.join(manifest_folder, "manifest")] if manifest_folder else []
     common = common_folder(anchor + files)
     if common is None or os.path.dirname(common) == common:  # nothing shared but the root
@@ -224,67 +277,64 @@ def _display_base(manifest_folder: str | None, summaries: Iterable[ModelSummary]
     return common
 
 
-def per_model_shares(models: tuple[ModelSummary, ...]) -> dict[tuple[Any, ...], dict[str, float]]:
-    """Location key (gb_code, file, line) -> {model: share}, a model's repeats summed."""
-    shares: dict[tuple[Any, ...], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+def per_model_shares(models: tuple[ModelSummary, ...]) -> dict[BreakIdentity, dict[str, float]]:
+    """Break identity -> {model: share}, a model's repeats summed."""
+    shares: dict[BreakIdentity, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for model in models:
         for b in model.breaks:
-            shares[(b.gb_code, b.file, b.line)][model.name] += b.cost_share or 0.0
+            shares[b.identity][model.name] += b.cost_share or 0.0
     return shares
 
 
 def root_causes(models: tuple[ModelSummary, ...]) -> tuple[RootCause, ...]:
-    """Break locations across models, ranked by the step shares they cost in total."""
-    first: dict[tuple[Any, ...], BreakSummary] = {}
-    ms: dict[tuple[Any, ...], float] = defaultdict(float)
-    verdicts: dict[tuple[Any, ...], set[str]] = defaultdict(set)
+    """Breaks across models (one identity each), ranked by the step shares they cost in total."""
+    first: dict[BreakIdentity, BreakSummary] = {}
+    ms: dict[BreakIdentity, float] = defaultdict(float)
+    verdicts: dict[BreakIdentity, set[str]] = defaultdict(set)
+    library: dict[BreakIdentity, bool] = defaultdict(bool)
     for model in models:
         for b in model.breaks:
-            key = (b.gb_code, b.file, b.line)
+            key = b.identity
             first.setdefault(key, b)
-            ms[key] += b.cost_ms or 0.0
+            ms[key] += b.cost_ms
             verdicts[key].update([b.verdict] if b.verdict else [])
+            library[key] |= b.library
     causes = [
-        _root_cause(key, first[key], by_model, ms[key], verdicts[key])
+        RootCause(
+            identity=key,
+            gb_code=first[key].gb_code,
+            gb_type=first[key].gb_type,
+            function=first[key].function,
+            library=library[key],
+            models=tuple(by_model),
+            total_share=sum(by_model.values()),
+            median_share=statistics.median(by_model.values()),
+            total_ms=ms[key],
+            verdicts=tuple(sorted(verdicts[key])),
+        )
         for key, by_model in per_model_shares(models).items()
     ]
     return tuple(sorted(causes, key=_rank))
 
 
-def _root_cause(
-    key: tuple[Any, ...], b: BreakSummary, by_model: dict[str, float], ms: float, verdicts: set[str]
-) -> RootCause:
-    return RootCause(
-        gb_code=key[0],
-        file=key[1],
-        line=key[2],
-        gb_type=b.gb_type,
-        function=b.function,
-        code=b.code,
-        models=tuple(by_model),
-        total_share=sum(by_model.values()),
-        median_share=statistics.median(by_model.values()),
-        total_ms=ms,
-        verdicts=tuple(sorted(verdicts)),
-    )
-
-
 def code_causes(models: tuple[ModelSummary, ...]) -> tuple[CodeCause, ...]:
-    """Registry codes across models, ranked by the step shares they cost in total."""
-    by_code: dict[Any, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    locations: dict[Any, set[tuple[Any, ...]]] = defaultdict(set)
-    ms: dict[Any, float] = defaultdict(float)
-    gb_type: dict[Any, str | None] = {}
+    """Registry codes across models (a break's type where it has none), ranked by the step
+    shares they cost in total."""
+    by_code: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    locations: dict[str, set[BreakIdentity]] = defaultdict(set)
+    ms: dict[str, float] = defaultdict(float)
+    first: dict[str, BreakSummary] = {}
     for model in models:
         for b in model.breaks:
-            by_code[b.gb_code][model.name] += b.cost_share or 0.0
-            locations[b.gb_code].add((b.file, b.line))
-            ms[b.gb_code] += b.cost_ms or 0.0
-            gb_type.setdefault(b.gb_code, b.gb_type)
+            code = b.identity.registry_code
+            by_code[code][model.name] += b.cost_share or 0.0
+            locations[code].add(b.identity)
+            ms[code] += b.cost_ms
+            first.setdefault(code, b)
     causes = [
         CodeCause(
-            gb_code=code,
-            gb_type=gb_type[code],
+            gb_code=first[code].gb_code,
+            gb_type=first[code].gb_type,
             models=tuple(shares),
             locations=len(locations[code]),
             total_share=sum(shares.values()),
@@ -297,27 +347,11 @@ def code_causes(models: tuple[ModelSummary, ...]) -> tuple[CodeCause, ...]:
 
 
 def _rank(cause: RootCause | CodeCause) -> tuple[float, int, str]:
-    location = f"{getattr(cause, 'file', '')}:{getattr(cause, 'line', '')}"
-    return (-cause.total_share, -len(cause.models), f"{cause.gb_code or ''} {location}")
-
-
-# --- paths -----------------------------------------------------------------------------------
-
-# --- small readers ---------------------------------------------------------------------------
-
-
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _dicts(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
+    if isinstance(cause, RootCause):
+        where = f"{cause.identity.registry_code} {cause.identity.file}:{cause.identity.line:09d}"
+    else:
+        where = cause.gb_code or cause.gb_type
+    return (-cause.total_share, -len(cause.models), where)
 
 
 def _ratio(top: float | None, bottom: float | None) -> float | None:

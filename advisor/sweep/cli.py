@@ -1,4 +1,5 @@
-"""`advisor sweep MANIFEST ...` and `advisor sweep --compare OLD NEW`: arguments and files."""
+"""`advisor sweep MANIFEST ...`, `advisor sweep --compare OLD NEW` and `advisor sweep --rejudge
+FOLDER`: arguments and files."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.core import argtypes
 from advisor.core.errors import AdvisorError
 
-ZOO_FILES = ("sweep.json", "sweep.md", "sweep.html")
+if TYPE_CHECKING:
+    from advisor.sweep.aggregate import Zoo
 
 
 def add_sweep_parser(sub: Any) -> None:
@@ -25,7 +27,8 @@ def add_sweep_parser(sub: Any) -> None:
     sweep.add_argument(
         "--workers",
         type=argtypes.int_at_least(1, "at least 1"),
-        help="targets at a time (local default 1; ray: at most this many tasks in flight)",
+        help="targets at a time (local default 1; ray: at most this many tasks in flight; "
+        "--rejudge: processes, default 1)",
     )
     sweep.add_argument("--ray-address", help="Ray cluster to join (default: a local instance)")
     sweep.add_argument(
@@ -42,15 +45,45 @@ def add_sweep_parser(sub: Any) -> None:
         metavar=("OLD", "NEW"),
         help="compare two sweeps (folders or sweep.json)",
     )
+    sweep.add_argument(
+        "--rejudge",
+        metavar="FOLDER",
+        type=Path,
+        help="judge a saved sweep again from its targets' measurements.json, into a new "
+        "folder (--out; default: beside FOLDER); no measuring, no torch",
+    )
+    sweep.add_argument(
+        "--ignore-share",
+        type=argtypes.positive,
+        default=None,
+        help="with --rejudge: breaks cheaper than this share of the step get 'ignore' "
+        "(default: each run's)",
+    )
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    given = [
+        what
+        for what, on in (
+            ("a MANIFEST", args.manifest),
+            ("--compare", args.compare),
+            ("--rejudge", args.rejudge),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise AdvisorError(
+            "sweep: give one of a MANIFEST, --compare OLD NEW or --rejudge FOLDER, not "
+            + " and ".join(given)
+        )
+    if args.ignore_share is not None and not args.rejudge:
+        raise AdvisorError("sweep: --ignore-share needs --rejudge FOLDER")
+    if args.rejudge:
+        return _cmd_rejudge(args)
     if args.compare:
-        if args.manifest:
-            raise AdvisorError("sweep: give a MANIFEST or --compare OLD NEW, not both")
         return _cmd_compare(args.compare, args.out)
     if not args.manifest:
-        raise AdvisorError("sweep: a MANIFEST is needed (or --compare OLD NEW)")
+        raise AdvisorError("sweep: a MANIFEST is needed (or --compare OLD NEW, --rejudge FOLDER)")
     return _cmd_run(args)
 
 
@@ -86,77 +119,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     results = run_sweep(manifest, options, _progress)
     zoo = write_zoo(out)
+    from advisor.sweep.folder import ZOO_FILES
     from advisor.sweep.render import counts_line
 
     _progress(f"{counts_line(zoo)}; written to {out}/ (index.json, {', '.join(ZOO_FILES)})")
     return 0 if all(r.status == "ok" for r in results) else 1
 
 
-def write_zoo(out: Path) -> Any:
+def write_zoo(out: Path) -> Zoo:
     """Build the zoo report from a sweep folder and write sweep.json/.md/.html (replacing any
     earlier ones: they are derived from the reports)."""
     from advisor.core.files import replace_atomically
-    from advisor.sweep.render import render_html, render_json, render_markdown
+    from advisor.sweep.folder import load_zoo, zoo_files
 
     zoo = load_zoo(out)
-    for name, text in zip(
-        ZOO_FILES, (render_json(zoo), render_markdown(zoo), render_html(zoo)), strict=True
-    ):
+    for name, text in zoo_files(zoo).items():
         replace_atomically(out / name, text)
     return zoo
-
-
-def load_zoo(folder: Path) -> Any:
-    """A Zoo from a sweep folder's index.json and the report.json files it names."""
-    from advisor.sweep.aggregate import build_zoo
-
-    index = _read_json(folder / "index.json")
-    reports: dict[str, dict[str, Any] | None] = {}
-    for record in index.get("targets") or ():
-        report = record.get("report") if isinstance(record, dict) else None
-        if report:
-            reports[record["name"]] = _read_report(folder / report)
-    return build_zoo(index, reports)
-
-
-def _read_report(path: Path) -> dict[str, Any] | None:
-    """A target's report.json, or None when it is missing or unreadable (shown as missing)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise AdvisorError(f"not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AdvisorError(f"cannot read {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise AdvisorError(f"{path} is not a JSON object")
-    return data
-
-
-def _zoo_json(where: str) -> dict[str, Any]:
-    """sweep.json from a file or a sweep folder (built from its index when it has none)."""
-    path = Path(where)
-    if path.is_dir() and not (path / "sweep.json").is_file():
-        from advisor.core.model import to_jsonable
-
-        return to_jsonable(load_zoo(path))
-    return _read_json(path / "sweep.json" if path.is_dir() else path)
 
 
 def _cmd_compare(paths: list[str], out: Path | None) -> int:
     from advisor.core.model import to_jsonable
     from advisor.render.report_io import write_files
     from advisor.sweep.compare import compare_zoos
+    from advisor.sweep.folder import read_zoo
     from advisor.sweep.render import render_compare_markdown
 
-    comparison = compare_zoos(_zoo_json(paths[0]), _zoo_json(paths[1]))
+    comparison = compare_zoos(read_zoo(paths[0]), read_zoo(paths[1]))
     text = render_compare_markdown(comparison)
     print(text, end="")
     if out is not None:
@@ -164,3 +153,17 @@ def _cmd_compare(paths: list[str], out: Path | None) -> int:
         write_files(out, files)
         _progress(f"comparison written to {out}/")
     return 0
+
+
+def _cmd_rejudge(args: argparse.Namespace) -> int:
+    from advisor.sweep.folder import ZOO_FILES
+    from advisor.sweep.rejudge import rejudge_sweep
+
+    result = rejudge_sweep(args.rejudge, args.out, args.ignore_share, _progress, args.workers)
+    with_measurements = len(result.rejudged) + len(result.failed)
+    _progress(
+        f"re-judged {len(result.rejudged)} of {with_measurements} target(s) with measurements "
+        f"({len(result.without)} without) in {result.wall_s:.1f} s; written to "
+        f"{result.out_dir}/ (NAME/report.*, index.json, {', '.join(ZOO_FILES)})"
+    )
+    return 1 if result.failed else 0

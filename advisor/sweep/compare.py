@@ -1,14 +1,16 @@
-"""A zoo before/after: two sweep.json dicts in, per-model and per-root-cause changes out.
+"""A zoo before/after: two `Zoo`s in, per-model and per-root-cause changes out.
 
-Pure, no torch. Models are matched by their sweep target name; root causes by
-(gb_code, file, line) as displayed in sweep.json.
+Pure, no torch. Models are matched by their sweep target name; root causes by their
+`BreakIdentity` with the one matcher (`advisor.core.identity.match`): the same code, file, line
+and source first, then a break whose line moved, then one whose folder moved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from advisor.core.identity import BreakIdentity, match
+from advisor.sweep.aggregate import ModelSummary, RootCause, Zoo
 
 # A root cause present in both whose total share moved less than this is "unchanged".
 SHARE_EPSILON = 0.001
@@ -34,9 +36,8 @@ class ModelChange:
 
 @dataclass(frozen=True)
 class CauseChange:
+    identity: BreakIdentity  # the new zoo's where it is in both
     gb_code: str | None
-    file: str | None
-    line: int | None
     old_share: float | None  # total over models; None: absent on that side
     new_share: float | None
     old_models: int
@@ -53,12 +54,15 @@ class ZooComparison:
     changed: tuple[CauseChange, ...]
 
 
-def compare_zoos(old: Mapping[str, Any], new: Mapping[str, Any]) -> ZooComparison:
-    old_causes, new_causes = _causes(old), _causes(new)
+def compare_zoos(old: Zoo, new: Zoo) -> ZooComparison:
+    matching = match([c.identity for c in old.root_causes], [c.identity for c in new.root_causes])
     changes = [
-        _cause_change(key, old_causes.get(key), new_causes.get(key))
-        for key in {**old_causes, **new_causes}
+        _cause_change(
+            new.root_causes[j], None if i is None else old.root_causes[i], new.root_causes[j]
+        )
+        for i, j in matching.pairs()
     ]
+    removed = [_cause_change(old.root_causes[i], old.root_causes[i], None) for i in matching.gone]
     changed = [
         c
         for c in changes
@@ -67,10 +71,10 @@ def compare_zoos(old: Mapping[str, Any], new: Mapping[str, Any]) -> ZooCompariso
         and (abs(c.new_share - c.old_share) >= SHARE_EPSILON or c.old_models != c.new_models)
     ]
     return ZooComparison(
-        old_name=str(old.get("name", "old")),
-        new_name=str(new.get("name", "new")),
+        old_name=old.name,
+        new_name=new.name,
         models=_model_changes(old, new),
-        removed=_by_share([c for c in changes if c.new_share is None], old=True),
+        removed=_by_share(removed, old=True),
         added=_by_share([c for c in changes if c.old_share is None], old=False),
         changed=tuple(
             sorted(changed, key=lambda c: -abs((c.new_share or 0.0) - (c.old_share or 0.0)))
@@ -78,53 +82,34 @@ def compare_zoos(old: Mapping[str, Any], new: Mapping[str, Any]) -> ZooCompariso
     )
 
 
-def _models(zoo: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    models = zoo.get("models")
-    if not isinstance(models, list):
-        return {}
-    return {str(m.get("name")): m for m in models if isinstance(m, Mapping)}
-
-
-def _model_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[ModelChange, ...]:
-    before, after = _models(old), _models(new)
+def _model_changes(old: Zoo, new: Zoo) -> tuple[ModelChange, ...]:
+    before = {m.name: m for m in old.models}
+    after = {m.name: m for m in new.models}
     names = list(before) + [n for n in after if n not in before]
-    empty: Mapping[str, Any] = {}
-    return tuple(
-        ModelChange(
-            name=name,
-            old_status=before.get(name, empty).get("status"),
-            new_status=after.get(name, empty).get("status"),
-            old_speedup=before.get(name, empty).get("speedup_default"),
-            new_speedup=after.get(name, empty).get("speedup_default"),
-            old_default_ms=before.get(name, empty).get("default_ms"),
-            new_default_ms=after.get(name, empty).get("default_ms"),
-        )
-        for name in names
+    return tuple(_model_change(name, before.get(name), after.get(name)) for name in names)
+
+
+def _model_change(name: str, old: ModelSummary | None, new: ModelSummary | None) -> ModelChange:
+    return ModelChange(
+        name=name,
+        old_status=old.status if old else None,
+        new_status=new.status if new else None,
+        old_speedup=old.speedup_default if old else None,
+        new_speedup=new.speedup_default if new else None,
+        old_default_ms=old.default_ms if old else None,
+        new_default_ms=new.default_ms if new else None,
     )
 
 
-def _causes(zoo: Mapping[str, Any]) -> dict[tuple[Any, ...], Mapping[str, Any]]:
-    causes = zoo.get("root_causes")
-    if not isinstance(causes, list):
-        return {}
-    return {
-        (c.get("gb_code"), c.get("file"), c.get("line")): c
-        for c in causes
-        if isinstance(c, Mapping)
-    }
-
-
-def _cause_change(
-    key: tuple[Any, ...], old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
-) -> CauseChange:
+def _cause_change(shown: RootCause, old: RootCause | None, new: RootCause | None) -> CauseChange:
+    """`shown`: the side that names it (the new one where it is in both)."""
     return CauseChange(
-        gb_code=key[0],
-        file=key[1],
-        line=key[2],
-        old_share=old.get("total_share") if old else None,
-        new_share=new.get("total_share") if new else None,
-        old_models=len(old.get("models") or ()) if old else 0,
-        new_models=len(new.get("models") or ()) if new else 0,
+        identity=shown.identity,
+        gb_code=shown.gb_code,
+        old_share=old.total_share if old else None,
+        new_share=new.total_share if new else None,
+        old_models=len(old.models) if old else 0,
+        new_models=len(new.models) if new else 0,
     )
 
 

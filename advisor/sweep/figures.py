@@ -48,7 +48,8 @@ def root_cause_figure(zoo: Zoo, top: int = TOP_CAUSES) -> bytes | None:
     if not causes:
         return None
     labels = [
-        f"{c.gb_code or '?'} {c.file}:{c.line} ({len(c.models)} model{'s' * (len(c.models) != 1)})"
+        f"{c.identity.registry_code} {c.identity.file}:{c.identity.line} "
+        f"({len(c.models)} model{'s' * (len(c.models) != 1)})"
         for c in causes
     ][::-1]
     values = [c.total_share * 100 for c in causes][::-1]

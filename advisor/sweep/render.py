@@ -8,8 +8,10 @@ import json
 
 from tabulate import tabulate
 
+from advisor.core.identity import BreakIdentity
 from advisor.core.model import to_jsonable
-from advisor.render.view import fmt_ms, fmt_pct
+from advisor.render.actions import title_of
+from advisor.render.formatting import fmt_ms, fmt_pct
 from advisor.sweep import figures
 from advisor.sweep.aggregate import CodeCause, ModelSummary, RootCause, Zoo
 from advisor.sweep.compare import CauseChange, ZooComparison
@@ -26,12 +28,17 @@ _MODEL_HEADERS = [
     "breaks",
     "time in breaks",
     "fixes save",
+    "library change",
+    "projected",
     "top action",
 ]
 MODEL_COLUMNS_NOTE = (
     "time in breaks: the share of the default-mode step spent in the breaks' eager gaps and "
     "region overheads; fixes save: the share the recommended fixes would save (measured where "
-    "a what-if or fullgraph measured it; work that moving code keeps is not counted)."
+    "a what-if or fullgraph measured it; work that moving code keeps is not counted); library "
+    "change: the share breaks in library code would save that no measured change removes (not "
+    "in the projection); projected: the speedup over eager with the fixes, and what bounds it "
+    "when something measured does."
 )
 _CAUSE_HEADERS = [
     "#",
@@ -42,6 +49,7 @@ _CAUSE_HEADERS = [
     "median share",
     "ms",
     "verdicts",
+    "library",
 ]
 _CODE_HEADERS = ["code", "type", "models", "locations", "sum of shares", "median share", "ms"]
 
@@ -54,15 +62,28 @@ def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def _where(file: str | None, line: int | None) -> str:
-    return f"{file or '?'}:{line if line is not None else '?'}"
+def _where(identity: BreakIdentity) -> str:
+    return f"{identity.file}:{identity.line}"
+
+
+def _projected(m: ModelSummary) -> str:
+    shown = _x(m.projected_speedup)
+    if m.projected_speedup is None or m.projection_basis in (None, "estimate"):
+        return shown
+    return f"{shown} ({m.projection_basis})"
+
+
+def top_action_title(m: ModelSummary, zoo: Zoo) -> str:
+    if m.top_action is None:
+        return "-"
+    return title_of(m.top_action.action, m.top_action.context, zoo.display)
 
 
 def model_rows(zoo: Zoo) -> list[list[str]]:
-    return [_model_row(m) for m in zoo.models]
+    return [_model_row(m, zoo) for m in zoo.models]
 
 
-def _model_row(m: ModelSummary) -> list[str]:
+def _model_row(m: ModelSummary, zoo: Zoo) -> list[str]:
     status = m.status + (" (incomplete)" if m.incomplete else "")
     return [
         m.name,
@@ -75,7 +96,9 @@ def _model_row(m: ModelSummary) -> list[str]:
         "-" if m.n_breaks is None else str(m.n_breaks),
         fmt_pct(m.break_time_share),
         fmt_pct(m.saving_share),
-        m.top_action or "-",
+        fmt_pct(m.library_share),
+        _projected(m),
+        top_action_title(m, zoo),
     ]
 
 
@@ -86,13 +109,14 @@ def cause_rows(zoo: Zoo) -> list[list[str]]:
 def _cause_row(i: int, c: RootCause) -> list[str]:
     return [
         str(i),
-        c.gb_code or "?",
-        _where(c.file, c.line),
+        c.identity.registry_code,
+        _where(c.identity),
         str(len(c.models)),
         fmt_pct(c.total_share),
         fmt_pct(c.median_share),
         fmt_ms(c.total_ms),
         ", ".join(c.verdicts) or "-",
+        "yes" if c.library else "-",
     ]
 
 
@@ -102,8 +126,8 @@ def code_rows(zoo: Zoo) -> list[list[str]]:
 
 def _code_row(c: CodeCause) -> list[str]:
     return [
-        c.gb_code or "?",
-        c.gb_type or "-",
+        c.gb_code or "-",
+        c.gb_type,
         str(len(c.models)),
         str(c.locations),
         fmt_pct(c.total_share),
@@ -112,10 +136,14 @@ def _code_row(c: CodeCause) -> list[str]:
     ]
 
 
+def _kind(c: RootCause) -> str:
+    return f"{c.gb_code}, {c.gb_type}" if c.gb_code else c.gb_type
+
+
 def cause_sentences(zoo: Zoo, top: int = TOP_SENTENCES) -> list[str]:
     """'One line costs N% of the step on K models', for the costliest locations."""
     return [
-        f"`{_where(c.file, c.line)}` ({c.gb_code or '?'}, {c.gb_type or 'break'}) costs a median "
+        f"`{_where(c.identity)}` ({_kind(c)}) costs a median "
         f"{fmt_pct(c.median_share)} of the step on {len(c.models)} model"
         f"{'s' * (len(c.models) != 1)} ({fmt_pct(c.total_share)} summed)"
         for c in zoo.root_causes[:top]
@@ -239,8 +267,8 @@ def _change_table(changes: tuple[CauseChange, ...]) -> list[str]:
         return ["None.", ""]
     rows = [
         [
-            c.gb_code or "?",
-            _where(c.file, c.line),
+            c.identity.registry_code,
+            _where(c.identity),
             f"{c.old_models} -> {c.new_models}",
             f"{fmt_pct(c.old_share)} -> {fmt_pct(c.new_share)}",
         ]

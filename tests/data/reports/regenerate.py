@@ -3,7 +3,8 @@
     .venv/bin/python tests/data/reports/regenerate.py
 
 Each is the hand-made report of tests/support/reports.py, made bad in one way; report.json is
-the good one (it also stands for a folder that already holds a report).
+the good one (it also stands for a folder that already holds a report). `sweep_schema_1.json`
+is the head of an old zoo report (`advisor sweep --compare`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def bad_reports() -> dict[str, str]:
         "measurements_schema_0.json": measurements.replace(
             '"schema_version":1', '"schema_version":0'
         ),
+        # A zoo report of the first sweep schema (prose titles): its head is enough.
+        "sweep_schema_1.json": json.dumps({"name": "old-zoo", "sweep_schema": 1}, indent=2),
     }
 
 
