@@ -117,8 +117,7 @@ def _workload_frames(stack: list[str], callers: Collection[str]) -> list[str]:
     compiled function), without Dynamo's own wrappers."""
     files = [frame.rsplit(":", 1)[0] for frame in stack]
     last_caller = max((i for i, file in enumerate(files) if file in callers), default=-1)
-    dynamo = os.sep + os.path.join("torch", "_dynamo") + os.sep
-    return [frame for frame in stack[last_caller + 1 :] if dynamo not in frame]
+    return [f for f in stack[last_caller + 1 :] if not _is_dynamo_file(f.rsplit(":", 1)[0])]
 
 
 def _short_frame(frame: str) -> str:
@@ -146,6 +145,13 @@ def parse_break(payload: str) -> GraphBreak | None:
         line = int(line_text)
     else:
         return None
+    if _is_dynamo_file(file):
+        # a break inside one of Dynamo's polyfills (its `all()`, `any()`...): the line that
+        # called it is the code's own
+        outside = [frame for frame in stack if not _is_dynamo_file(frame.rsplit(":", 1)[0])]
+        if outside:
+            file, line_text = outside[-1].rsplit(":", 1)
+            line = int(line_text)
     return GraphBreak(
         gb_code=codes[0] if codes else None,
         gb_type=_gb_type(payload if match else exception_part),
@@ -155,6 +161,10 @@ def parse_break(payload: str) -> GraphBreak | None:
         stack=stack,
         codes=list(dict.fromkeys(codes)),
     )
+
+
+def _is_dynamo_file(file: str) -> bool:
+    return os.sep + os.path.join("torch", "_dynamo") + os.sep in file
 
 
 def _gb_type(text: str) -> str | None:
@@ -309,6 +319,7 @@ def describe_failure(exc: BaseException) -> dict[str, Any]:
     codes = _GB_CODE.findall(message)
     _, _, user_stack = message.partition("from user code:")
     frames = _FRAME.findall(user_stack) or re.findall(r'File "([^"]+)", line (\d+)', user_stack)
+    frames = [f for f in frames if not _is_dynamo_file(f[0])] or frames
     where = None
     if frames:
         file, line = frames[-1]

@@ -25,8 +25,12 @@ Each library is imported inside its builders, so a missing library fails only it
 from __future__ import annotations
 
 import functools
+import importlib
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -622,18 +626,20 @@ def _pyg_topk_pool(device: str) -> Built:
     "nf_realnvp",
     "normflows",
     "normalizing flow",
-    "RealNVP log_prob (4 affine coupling blocks): base log-density plus a log-det sum",
+    "RealNVP log_prob (4 affine coupling blocks, 16 dims): base log-density plus a log-det sum",
 )
 def _nf_realnvp(device: str) -> Built:
     import normflows as nf
 
+    dim = 16  # enough terms in each log-det sum for a fused reduction to reorder them
     flows: list[nn.Module] = []
     for _ in range(4):
-        flows.append(nf.flows.AffineCouplingBlock(nf.nets.MLP([2, 32, 32, 4], init_zeros=False)))
-        flows.append(nf.flows.Permute(4, mode="swap"))
-    flow = nf.NormalizingFlow(nf.distributions.DiagGaussian(4), flows).to(device)
+        mlp = nf.nets.MLP([dim // 2, 32, 32, dim], init_zeros=False)
+        flows.append(nf.flows.AffineCouplingBlock(mlp))
+        flows.append(nf.flows.Permute(dim, mode="swap"))
+    flow = nf.NormalizingFlow(nf.distributions.DiagGaussian(dim), flows).to(device)
     frozen(flow)
-    samples = torch.randn(128, 4, generator=inputs()).to(device)
+    samples = torch.randn(256, dim, generator=inputs()).to(device)
     return Workload(flow.log_prob, (samples,)), [flow]
 
 
@@ -741,20 +747,29 @@ def _einops_mixer(device: str) -> Built:
 # --- user code around library models (user_code.py) ------------------------------------------
 
 
+def _user_code() -> ModuleType:
+    """user_code.py, imported as `benchmarks.libzoo.user_code` (the advisor loads this file by
+    its path, possibly from another working directory)."""
+    try:
+        return importlib.import_module("benchmarks.libzoo.user_code")
+    except ModuleNotFoundError:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))  # the repo root
+        return importlib.import_module("benchmarks.libzoo.user_code")
+
+
 def _user(name: str, library: str, family: str, computes: str) -> None:
     def builder(device: str) -> Built:
-        from benchmarks.libzoo import user_code
-
-        return getattr(user_code, name)(device)
+        return getattr(_user_code(), name)(device)
 
     MODELS[name] = LibModel(library, family, computes, builder, user_code=True)
 
 
 _user(
     "user_layer_loop",
-    "kornia",
+    "monai",
     "user loop over library layers",
-    "`for layer in layers: x = layer(x)` over torch convs and kornia layers (one breaks)",
+    "`for layer in layers: x = layer(x)` over torch convs, a MONAI Gaussian filter (it "
+    "breaks) and a kornia unsharp mask",
 )
 _user(
     "user_lambda_flow",
@@ -777,11 +792,45 @@ _user(
 
 
 # --- the tuning / held-out split ---------------------------------------------------------------
-# Chosen before any advisor output was seen, by a fixed rule on the survey's break list: the
-# models with graph breaks, grouped by library and sorted by name within each library, are
-# alternated tuning, held-out, tuning, ... within each library, starting each library on the
-# half with fewer models so far (ties: tuning). So every library with two or more breaking
-# models has models in both halves. Models without breaks are in neither list (they are
-# negative controls: the advisor should report no break there).
-TUNING_MODELS: tuple[str, ...] = ()
-HELD_OUT_MODELS: tuple[str, ...] = ()
+# Fixed before any advisor output was seen, by a deterministic rule on the survey
+# (`survey.split_models` applies it to survey.json; tests/test_libzoo.py checks these lists
+# against it). Groups: each library, and the user-code entries as one group of their own, taken
+# in name order. Within a group: the models with graph breaks (a crashing default compile
+# counts) sorted by name, then the models without breaks sorted by name. Models alternate
+# between the halves, each group starting on the half that so far has fewer models with breaks
+# (then fewer models; then tuning). So each half gets about half of the breaking models and
+# half of each library's models, and every group of two or more models has some in both.
+TUNING_MODELS: tuple[str, ...] = (
+    "botorch_qlogei",
+    "gp_variational",
+    "kornia_canny",
+    "monai_swin_unetr",
+    "nf_realnvp",
+    "pyro_potential",
+    "pyro_hmm",
+    "pyg_gat",
+    "pyg_graph_unet",
+    "ode_dopri5",
+    "tm_accuracy",
+    "tm_ssim_module",
+    "sde_euler",
+    "user_lambda_flow",
+    "user_moe_lambda",
+)
+HELD_OUT_MODELS: tuple[str, ...] = (
+    "e3nn_tensor_product",
+    "einops_mixer",
+    "gp_exact_predict",
+    "kornia_augment",
+    "kornia_warp",
+    "monai_sliding_window",
+    "monai_unet",
+    "nf_spline",
+    "pyro_svi_elbo",
+    "pyg_gcn",
+    "pyg_topk_pool",
+    "ode_rk4",
+    "tm_auroc",
+    "user_eval_step",
+    "user_layer_loop",
+)
