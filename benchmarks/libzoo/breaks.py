@@ -317,7 +317,11 @@ def describe_failure(exc: BaseException) -> dict[str, Any]:
     code" stack."""
     message = str(exc)
     codes = _GB_CODE.findall(message)
+    # Dynamo's errors end with "from user code:" and a stack, Inductor's lowering errors with
+    # "Found from :" and the traced line
     _, _, user_stack = message.partition("from user code:")
+    if not user_stack:
+        _, _, user_stack = message.partition("Found from :")
     frames = _FRAME.findall(user_stack) or re.findall(r'File "([^"]+)", line (\d+)', user_stack)
     frames = [f for f in frames if not _is_dynamo_file(f[0])] or frames
     where = None

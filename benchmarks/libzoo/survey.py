@@ -11,8 +11,9 @@ torch thread:
 - `fullgraph=True` (backend eager): compiles or fails (code, where), output vs eager;
 - where there are breaks, the default compile with `capture_scalar_outputs`,
   `capture_dynamic_output_shape_ops` and both: breaks and graphs left, output vs eager;
-- with --inductor, for models of at most INDUCTOR_MAX_GRAPHS graphs: the default compile with
-  Inductor, output vs eager (the float noise Inductor's fused reductions bring).
+- with --inductor (or --inductor-only, which adds it to the existing records): the default
+  compile with Inductor, the compile the advisor times: whether it runs, and its output vs eager
+  (the float noise Inductor's fused reductions bring).
 
     .venv/bin/python -m benchmarks.libzoo.survey                    # every model
     .venv/bin/python -m benchmarks.libzoo.survey nf_spline ode_rk4  # some: updates their rows
@@ -45,7 +46,6 @@ EAGER_CALLS = 10
 COMPILED_CALLS = 3  # the default compile's calls: a recompile shows on the 2nd or 3rd
 TIMEOUT_S = 600
 THREADS = 1
-INDUCTOR_MAX_GRAPHS = 1  # only single-graph models: Inductor compiles are costly on this CPU
 _RESULT = "LIBZOO-RESULT "
 # The files that call the compiled function here: their frames are not the workload's.
 CALLERS = frozenset({str(Path(__file__).resolve())})
@@ -95,13 +95,19 @@ NOTES = (
     "torch_xla`. After one eager call the result is cached and the compile works; the survey "
     "always runs eager first.",
     "- pyg_graph_unet's compile crashes inside Dynamo (`IndexError: tuple index out of range` "
-    "in torch/_dynamo/pgo.py's automatic-dynamic stride check, on a recompile of a "
-    "torch_geometric resume function); with `dynamic=False` it compiles, in 61 graphs.",
+    "in torch/_dynamo/pgo.py's automatic-dynamic stride check, while Dynamo wraps a view's base "
+    "tensor in a torch_geometric resume function, `torch_geometric/utils/loop.py:128`); with "
+    "`dynamic=False` it compiles, in 61 graphs. Every knob and Inductor crash the same way.",
     "- tm_ssim_module has no break but recompiles on every call: torchmetrics' `Metric.forward` "
     "increments the int attribute `self._update_count`, and Dynamo guards on an nn.Module's int "
     "attributes (`self._update_count == 2` fails on the next call). Called 12 times it compiled "
     "one graph on each of the first 8 calls and none after (`recompile_limit` is 8: the frame "
     "then runs eagerly).",
+    "- ode_dopri5's default compile works with the eager backend but fails with Inductor: "
+    "`InductorError: LoweringException: DynamicOutputShapeException: aten._unique2.default` "
+    "at `torchdiffeq/_impl/rk_common.py:232` (`torch.cat([step_t, jump_t]).unique("
+    "return_counts=True)` on empty tensors: Dynamo puts it in a graph, Inductor cannot lower "
+    "it). So `torch.compile(odeint)` with dopri5 raises on CPU here.",
     "- kornia_augment and sde_euler recompile inside a call (a list's length, a Python float "
     "specialised per step) and again on the second call.",
     "- Library code that the user writes by design (a Pyro model, a GPyTorch model class, an "
@@ -156,11 +162,26 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = False) -> dic
             result["breaks"] = len(knob_breaks)
             result["codes"] = sorted({b["gb_code"] or "?" for b in knob_breaks})
             rec["knobs"][label] = result
-    graphs = rec["default"].get("graphs", 0)
-    if inductor and "error" not in rec["default"] and graphs <= INDUCTOR_MAX_GRAPHS:
+    if inductor:
         rec["inductor"] = _inductor(fn, args, kwargs, diff)
     torch._dynamo.reset()
     return rec
+
+
+def survey_inductor(name: str, threads: int = THREADS) -> dict[str, Any]:
+    """Only the Inductor check of one model (merged into its existing record)."""
+    import torch
+
+    from benchmarks.libzoo.breaks import max_abs_diff
+    from benchmarks.libzoo.models import build
+
+    torch.set_num_threads(threads)
+    workload = build("cpu", name)
+    fn, args, kwargs = workload.fn, workload.args, dict(workload.kwargs)
+    expected = fn(*args, **kwargs)
+    result = _inductor(fn, args, kwargs, lambda out: max_abs_diff(expected, out))
+    torch._dynamo.reset()
+    return {"model": name, "inductor": result}
 
 
 def _default_compile(
@@ -276,14 +297,15 @@ def split_models(records: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[
 
 
 def run_isolated(
-    name: str, timeout_s: float, log_dir: Path, threads: int, inductor: bool
+    name: str, timeout_s: float, log_dir: Path, threads: int, inductor: str | None
 ) -> dict[str, Any]:
-    """Survey one model in a child process; a crash, a hang or an error becomes a record."""
+    """Survey one model in a child process; a crash, a hang or an error becomes a record.
+    `inductor`: None, "--inductor" or "--inductor-only"."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["OMP_NUM_THREADS"] = str(threads)
     command = [sys.executable, "-m", "benchmarks.libzoo.survey", "--one", name]
-    command += ["--threads", str(threads)] + (["--inductor"] if inductor else [])
+    command += ["--threads", str(threads)] + ([inductor] if inductor else [])
     log = log_dir / f"{name}.log"
     start = time.perf_counter()
     with log.open("w") as err:
@@ -326,12 +348,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per model")
     parser.add_argument("--threads", type=int, default=THREADS, help="torch intra-op threads")
     parser.add_argument("--inductor", action="store_true", help="also compile with Inductor")
+    parser.add_argument(
+        "--inductor-only",
+        action="store_true",
+        help="only the Inductor check, added to the models' existing records",
+    )
     parser.add_argument("--render", action="store_true", help="only rewrite SURVEY.md from JSON")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         _quiet()
-        record = survey_one(args.one, args.threads, args.inductor)
+        if args.inductor_only:
+            record = survey_inductor(args.one, args.threads)
+        else:
+            record = survey_one(args.one, args.threads, args.inductor)
         print(_RESULT + json.dumps(record), flush=True)
         return 0
 
@@ -347,12 +377,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown model(s): {', '.join(unknown)}")
     names = args.names or list(MODELS)
     args.out.mkdir(parents=True, exist_ok=True)
-    previous = json.loads(json_path.read_text()) if args.names and json_path.is_file() else {}
+    keep = (args.names or args.inductor_only) and json_path.is_file()
+    previous = json.loads(json_path.read_text()) if keep else {}
     results = {rec["model"]: rec for rec in previous.get("models", [])}
     log_dir = ROOT / "reports" / "libzoo-survey-logs"  # git-ignored; one stderr log per model
     log_dir.mkdir(parents=True, exist_ok=True)
+    mode = "--inductor-only" if args.inductor_only else "--inductor" if args.inductor else None
     for i, name in enumerate(names, 1):
-        rec = run_isolated(name, args.timeout, log_dir, args.threads, args.inductor)
+        rec = run_isolated(name, args.timeout, log_dir, args.threads, mode)
+        if args.inductor_only:
+            if name not in results:
+                parser.error(f"--inductor-only: no survey record for {name}")
+            failed = {"ok": False, "error_type": "survey", "message": str(rec.get("error"))}
+            inductor = rec.get("inductor", failed)
+            results[name] = {**results[name], "inductor": inductor}
+            print(f"[{i}/{len(names)}] {name}: inductor {inductor}", flush=True)
+            continue
         results[name] = rec
         print(f"[{i}/{len(names)}] {name}: {_one_line(rec)}", flush=True)
     import torch
@@ -465,7 +505,8 @@ def render_markdown(survey: Mapping[str, Any]) -> str:
         "the constraints pinning torch==2.13.0 and this environment's numpy, scipy, sympy, "
         "networkx, jinja2 and matplotlib.",
         "",
-        "| library | version | installed cleanly with torch 2.13 pinned | models |",
+        "| library | version | installed cleanly with torch 2.13 pinned | models (with user-code "
+        "entries) |",
         "|---|---|---|---:|",
     ]
     counts: dict[str, int] = {}
@@ -514,9 +555,8 @@ def render_markdown(survey: Mapping[str, Any]) -> str:
             "",
             "## Inductor output vs eager",
             "",
-            "The default compile with Inductor, output vs eager (first call), for the models "
-            f"whose default compile has at most {INDUCTOR_MAX_GRAPHS} graph(s) (Inductor "
-            "compiles are costly on this CPU; `survey.py --inductor`):",
+            "The default compile with Inductor (`torch.compile(fn)`, what the advisor times), "
+            "first call: whether it runs, and its output vs eager (`survey.py --inductor`):",
             "",
             "| model | Inductor |",
             "|---|---|",
