@@ -5,19 +5,21 @@ SDE solvers (torchdiffeq, torchsde), graph networks (torch_geometric), normalizi
 (normflows), equivariant networks (e3nn) and einops layers; plus "user code around a library
 model" (`user_code.py`): a user's loop, lambda or helper function that reaches library code.
 
-    advisor run benchmarks/libzoo/models.py:build --param model=pyg_graph_unet
+    advisor run benchmarks/libzoo/models.py:build --param model=user_layer_loop
 
 Every entry is seeded (`torch.manual_seed(0)` before it is built; inputs from a
 `torch.Generator` seeded with 1), small (one eager call takes a few milliseconds on one CPU
 thread), has its modules in eval mode with parameters frozen, and returns the same output on
-every call (stochastic code runs with a fixed seed or a deterministic guide). No downloads: every
-model is randomly initialised.
+every call (stochastic code replays fixed randomness: Pyro's `poutine.seed`, saved kornia
+augmentation parameters, a fixed-entropy Brownian motion, fixed Sobol base samples). No
+downloads: every model is randomly initialised.
 
 The workload's `fn` is the library's own callable wherever one exists (an `nn.Module`, a bound
 method such as `flow.log_prob`, or a library function with its options bound by
 `functools.partial`), so a break in it is a break in library code. Some libraries are used
-through code the user writes by design: a Pyro model, a GPyTorch model class, an ODE or SDE's
-drift. Those few lines live here, in this repository, and count as user code.
+through code the user writes by design: a Pyro model, a GPyTorch model class and its prediction
+function (under `fast_pred_var`), an ODE or SDE's drift, e3nn's two-layer message function.
+Those few lines live here, in this repository, and count as user code.
 
 Each library is imported inside its builders, so a missing library fails only its models.
 """
