@@ -19,6 +19,7 @@ Two payload shapes occur (torch 2.13):
 
 from __future__ import annotations
 
+import linecache
 import logging
 import os
 import re
@@ -80,6 +81,7 @@ class GraphBreak:
         record = asdict(self)
         del record["file"], record["line"]
         record["where"] = self.where
+        record["code"] = linecache.getline(self.file, self.line).strip()  # the line's source
         record["in_library"] = self.in_library
         stack = _workload_frames(self.stack, callers)
         record["stack"] = [_short_frame(frame) for frame in stack]
