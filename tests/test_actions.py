@@ -9,7 +9,8 @@ import dataclasses
 
 import pytest
 
-from advisor.core.model import CodeUnit, Location, ModeResult, OutputCheck, WhatIf
+from advisor.core.model import Action, CodeUnit, Location, ModeResult, OutputCheck, WhatIf
+from advisor.judge.actions import misplaced
 from advisor.judge.numerics import DEFAULT_DIFF_MULTIPLE, accepted
 from advisor.render import prose
 from advisor.render.view import displayer
@@ -215,6 +216,39 @@ def test_every_action_names_a_line_the_user_can_change() -> None:
     assert action.kind == "upstream" and action.where == lib.where
     mine = run_advise(site())
     assert [(a.kind, a.where) for a in mine.actions] == [("isolate", site().where)]
+
+
+def test_a_library_break_a_no_op_removes_is_still_a_library_change_not_a_code_change() -> None:
+    lib = site(file="/venv/lib/python3.11/site-packages/lib/flow.py",
+               reached_from=Location("/home/u/flow.py", 44, "f", "y = t(x)"))  # fmt: skip
+    advice = run_advise(lib, what_ifs=[what_if(knob="noop:print", fix="isolate", kind="noop")])
+    kinds = {a.kind: a for a in advice.actions}
+    assert "code" not in kinds and "isolate" not in kinds
+    upstream = kinds["upstream"]
+    assert upstream.where == lib.where and upstream.measured
+    assert misplaced(advice.actions, advice.breaks) == []
+
+
+def test_misplaced_finds_each_kind_of_wrong_line() -> None:
+    lib = site(file="/venv/lib/python3.11/site-packages/lib/flow.py",
+               reached_from=Location("/home/u/flow.py", 44, "f", "y = t(x)"))  # fmt: skip
+    (entry,) = run_advise(lib).breaks
+    user_line = lib.reached_from
+    wrong = (
+        Action("code", 0.01, breaks=("B1",), fix="rewrite", where=user_line),
+        Action("isolate", 0.01, breaks=("B1",), fix="isolate", where=lib.where),
+        Action("upstream", 0.01, breaks=("B1",), where=user_line),
+        Action("regional", 0.01, breaks=("B1",)),
+    )
+    found = [why for _, why in misplaced(wrong, (entry,))]
+    assert found == [
+        "a code change at a line that is not its break's",
+        "a code change at a library line",
+        "a library change at a line that is not library code",
+        "a placement with nothing to place",
+    ]
+    right = (Action("upstream", 0.01, breaks=("B1",), where=lib.where), Action("knob", 0.01))
+    assert misplaced(right, (entry,)) == []
 
 
 def test_a_moved_mode_keeps_its_latency() -> None:

@@ -233,7 +233,7 @@ ACTION_KINDS = (
     "keep",  # nothing to fix: one graph, compiled (measured against eager)
     "code",  # rewrite or delete the code at the break's line
     "isolate",  # move the code at the break's line out of the compiled function
-    "upstream",  # a break in library code with no measured fix: a library change
+    "upstream",  # a break in library code: a library change at its line
     "guards",  # skip guard evaluation once warm: unsafe if inputs change
     "dynamic",  # mark the changing dimension dynamic
     "recompile",  # keep the guarded values stable between calls

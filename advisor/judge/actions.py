@@ -17,7 +17,7 @@ from dataclasses import replace
 from advisor.core.model import Action, BreakEntry, Ledger, RecompileAdvice
 from advisor.core.paths import is_installed
 from advisor.judge.decide import Step
-from advisor.judge.ledger import beats, needs_library_change
+from advisor.judge.ledger import beats
 from advisor.judge.measured import MeasuredStep
 
 # On a break-free model, skipping guards leads only when it saves at least this share.
@@ -87,11 +87,12 @@ def _from_step(
 
 def _entry_action(entry: BreakEntry, step: Step) -> Action:
     """The change at the break's own line: the user's code (rewrite, isolate, delete), or for
-    library code with no measured fix, the library line to report upstream."""
+    library code the library line to report upstream (the knob or placement that removes it
+    from the user's side, when one was measured, is an action of its own)."""
     assert entry.decision is not None
     fix = entry.decision.fix
     where = entry.site.where
-    if needs_library_change(entry):
+    if entry.decision.library:
         kind = "upstream"
     else:
         kind = "isolate" if fix == "isolate" else "code"
@@ -188,3 +189,41 @@ def _recompile_actions(recompiles: tuple[RecompileAdvice, ...]) -> list[Action]:
 
 def _compile_s(records: list[RecompileAdvice]) -> float:
     return sum(r.compile_s or 0.0 for r in records)
+
+
+def misplaced(
+    actions: tuple[Action, ...], entries: tuple[BreakEntry, ...]
+) -> list[tuple[Action, str]]:
+    """The actions whose line is not where the user can make the change they describe, each
+    with why: a code change at a library line or at a line other than its break's (a training
+    call into torch's own code is changed at the user's call), a library change at the user's
+    line, a placement with nothing to place."""
+    by_id = {e.id: e for e in entries}
+    found = []
+    for action in actions:
+        problem = _location_problem(action, [by_id[b] for b in action.breaks if b in by_id])
+        if problem:
+            found.append((action, problem))
+    return found
+
+
+def _location_problem(action: Action, entries: list[BreakEntry]) -> str:
+    where = action.where
+    if action.kind in ("code", "isolate"):
+        if where is None:
+            return "a code change without a line"
+        if is_installed(where.file):
+            return "a code change at a library line"
+        allowed = {(e.site.where.file, e.site.where.line) for e in entries}
+        allowed |= {
+            (r.file, r.line)
+            for e in entries
+            if (r := e.site.reached_from) and e.decision and e.decision.category == "training"
+        }
+        if (where.file, where.line) not in allowed:
+            return "a code change at a line that is not its break's"
+    if action.kind == "upstream" and (where is None or not is_installed(where.file)):
+        return "a library change at a line that is not library code"
+    if action.kind in ("regional", "disable") and not action.subjects:
+        return "a placement with nothing to place"
+    return ""

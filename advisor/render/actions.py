@@ -135,8 +135,9 @@ def _recompile(action: Action, ctx: ActionContext, display: Display) -> str:
 def _upstream(action: Action, ctx: ActionContext, display: Display) -> str:
     entry = ctx.entry
     what = category_title(entry.decision.category) if entry and entry.decision else "break"
+    basis = "measured" if action.measured else "estimated"
     return (
-        f"Needs a library change (estimated): the {what} at {location(action.where, display)} "
+        f"Needs a library change ({basis}): the {what} at {location(action.where, display)} "
         "is library code; use the library's compile-friendly option if it has one, or report it "
         "upstream with that line"
     )

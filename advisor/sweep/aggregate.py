@@ -19,6 +19,7 @@ from typing import Any
 from advisor.core.identity import BreakIdentity
 from advisor.core.model import Action, BreakEntry, Report, from_jsonable
 from advisor.core.paths import common_folder, display_path
+from advisor.judge.actions import misplaced
 from advisor.render.actions import ActionContext, action_context
 
 # 2: typed records (Action + ActionContext, BreakIdentity root causes); 1 had prose titles.
@@ -82,6 +83,8 @@ class ModelSummary:
     incomplete: bool = False
     error: str | None = None
     breaks: tuple[BreakSummary, ...] = ()
+    # Actions naming a line the user cannot make their change at: "kind: why" (a finding).
+    misplaced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,7 @@ def summarise_report(report: Report, base: str | None = None) -> ModelSummary:
         top_action=TopAction(first, action_context(first, report)) if first else None,
         incomplete=report.incomplete,
         breaks=tuple(_break(entry, base) for entry in report.breaks),
+        misplaced=tuple(f"{a.kind}: {why}" for a, why in misplaced(report.actions, report.breaks)),
     )
 
 

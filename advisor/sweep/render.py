@@ -160,8 +160,19 @@ def counts_line(zoo: Zoo) -> str:
     return f"{len(zoo.models)} targets: {', '.join(parts) or 'none'}"
 
 
+def misplaced_line(zoo: Zoo) -> str:
+    """How many actions name a line the user can make their change at (a check of the advice)."""
+    finished = [m for m in zoo.models if m.status == "ok"]
+    bad = [f"{m.name} ({'; '.join(m.misplaced)})" for m in finished if m.misplaced]
+    if not bad:
+        n = len(finished)
+        return f"Every action of the {n} finished models names a line the user can act at."
+    return f"Actions at a line the user cannot act at: {', '.join(bad)}."
+
+
 def render_markdown(zoo: Zoo) -> str:
-    parts = [f"# Sweep: {zoo.name}", "", counts_line(zoo), "", "## Models", ""]
+    parts = [f"# Sweep: {zoo.name}", "", counts_line(zoo), "", misplaced_line(zoo), ""]
+    parts += ["## Models", ""]
     parts += [tabulate(model_rows(zoo), headers=_MODEL_HEADERS, tablefmt="github"), ""]
     parts += [MODEL_COLUMNS_NOTE, ""]
     parts += _md_causes(zoo)
@@ -210,7 +221,8 @@ def render_html(zoo: Zoo) -> str:
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>advisor sweep: {name}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Sweep: {name}</h1><p>{html.escape(counts_line(zoo))}</p>",
+        f"<h1>Sweep: {name}</h1><p>{html.escape(counts_line(zoo))}</p>"
+        f"<p>{html.escape(misplaced_line(zoo))}</p>",
         "<h2>Models</h2>",
         _table(model_rows(zoo), _MODEL_HEADERS),
         f"<p>{html.escape(MODEL_COLUMNS_NOTE)}</p>",
