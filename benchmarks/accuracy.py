@@ -18,7 +18,8 @@ measured saving exceeds 3x its noise, and no case off by more than 50%.
 
     .venv/bin/python -m benchmarks.accuracy                          # every set
     .venv/bin/python -m benchmarks.accuracy --sets scenarios training
-    .venv/bin/python -m benchmarks.accuracy --sets libzoo --names gp_exact ode_dopri5
+    .venv/bin/python -m benchmarks.accuracy --sets libzoo --names gp_exact_predict ode_dopri5
+    .venv/bin/python -m benchmarks.accuracy --sets libzoo --from-sweeps reports/sweeps/library-zoo
 
 Results go to a new folder reports/benchmarks/accuracy-<time>/ (accuracy.md, accuracy.json).
 Run it alone on the machine: the numbers are timings.
@@ -63,8 +64,9 @@ def _has_fixed(name: str) -> bool:
     return hasattr(importlib.import_module(f"scenarios.{name}"), "fixed")
 
 
-def zoo_cases(zoo: str, names: set[str], settings: Settings) -> Iterator[Case]:
-    """A zoo's tuning and held-out models, each case in the set of its library."""
+def zoo_cases(zoo: str, names: set[str], settings: Settings, sweeps: list[Path]) -> Iterator[Case]:
+    """A zoo's tuning and held-out models, each case in the set of its library; a model with a
+    measurements.json in one of `sweeps` is judged from it rather than run again."""
     module_name, target = ZOOS[zoo]
     module = importlib.import_module(module_name)
     halves = [("tuning", m) for m in module.TUNING_MODELS]
@@ -75,7 +77,13 @@ def zoo_cases(zoo: str, names: set[str], settings: Settings) -> Iterator[Case]:
         library = getattr(getattr(module, "MODELS", {}).get(model), "library", zoo)
         for params in _forms(zoo, model):
             label = model if len(params) == 1 else f"{model}.{params['form']}"
-            yield model_case(library, label, half, target, params, settings)
+            saved = _saved(sweeps, label)
+            yield model_case(library, label, half, target, params, settings, saved)
+
+
+def _saved(sweeps: list[Path], name: str) -> Path | None:
+    found = [folder / name / "measurements.json" for folder in sweeps]
+    return next((path for path in found if path.is_file()), None)
 
 
 def _forms(zoo: str, model: str) -> list[dict[str, Any]]:
@@ -93,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=10.0)
     parser.add_argument("--profile-calls", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument(
+        "--from-sweeps",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="sweep folders whose models' measurements.json are judged instead of run again",
+    )
     args = parser.parse_args(argv)
     settings = Settings(
         repeats=args.repeats,
@@ -104,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     report_io.check_writable(out, ("accuracy.md", "accuracy.json"))
     started = time.perf_counter()
     load = os.getloadavg() if hasattr(os, "getloadavg") else ()
-    cases, kb = _run(args.sets, set(args.names), settings, args.threads)
+    cases, kb = _run(args.sets, set(args.names), settings, args.threads, args.from_sweeps)
     from benchmarks.accuracy_render import environment_line, render
 
     text = render(cases, kb, environment_line(load, time.perf_counter() - started, settings))
@@ -112,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         "cases": [case_json(c) for c in cases],
         "kbreaks": kb,
         "settings": {k: getattr(settings, k) for k in ("repeats", "budget_s", "threads")},
+        "from_sweeps": [str(p) for p in args.from_sweeps],
         "load_average_at_start": list(load),
         "wall_s": time.perf_counter() - started,
     }
@@ -124,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(
-    sets: list[str], names: set[str], settings: Settings, threads: int
+    sets: list[str], names: set[str], settings: Settings, threads: int, sweeps: list[Path]
 ) -> tuple[list[Case], dict[str, Any] | None]:
     cases: list[Case] = []
     if "scenarios" in sets:
@@ -135,7 +151,7 @@ def _run(
         cases += [upstream_case(p, settings, threads) for p in ("aimnet",)]
     for zoo in ("libzoo", "trainzoo", "zoo"):
         if zoo in sets:
-            cases += zoo_cases(zoo, names, settings)
+            cases += zoo_cases(zoo, names, settings, sweeps)
     kb = run_kbreaks(settings) if "kbreaks" in sets else None
     return cases, kb
 

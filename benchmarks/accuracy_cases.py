@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from advisor import runner
-from advisor.core.model import Action, BreakEntry, Report, Settings
+from advisor.core.model import Action, BreakEntry, Report, Settings, WhatIf
 from advisor.judge import cost
+from advisor.judge.actions import misplaced
+from advisor.judge.pipeline import judge
 from advisor.measure import cpus, harness, stages, torch_adapter
 from advisor.measure import timing as measure_timing
 from advisor.measure.pipeline import RunOptions
@@ -181,26 +183,37 @@ def _verdict_ok(report: Report, module: Any) -> bool:
 
 
 def model_case(set_name: str, name: str, half: str, target: str, params: dict[str, Any],
-               settings: Settings) -> Case:  # fmt: skip
+               settings: Settings, saved: Path | None = None) -> Case:  # fmt: skip
+    """`saved`: a sweep's measurements.json of this model, judged with today's rules instead
+    of running the advisor again (the first action is measured again all the same)."""
     try:
-        report = advisor_run(target, settings, params)
+        report = judge_saved(saved) if saved else advisor_run(target, settings, params)
     except Exception as exc:  # a model that does not run is a row, not the end of the run
         return Case(set_name, name, half, status=f"failed: {type(exc).__name__}: {exc}"[:160])
-    first = next((a for a in report.actions if a.saving_ms is not None), None)
-    base = Case(set_name, name, half, default_ms=default_ms(report))
-    if first is None:
-        return dataclasses.replace(base, reference="no action with a saving", first_action="-")
-    with cpus.pinned(settings.threads):
-        measured = remeasure(first, report, target, params, settings)
-    case = dataclasses.replace(
-        base,
-        reference=f"{first.kind} measured again",
-        projected_ms=first.saving_ms,
-        first_action=first.kind,
-        **measured,
-    )
+    notes = "judged from a saved sweep" if saved else ""
+    base = Case(set_name, name, half, default_ms=default_ms(report), notes=notes)
+    if not report.actions:
+        return dataclasses.replace(base, reference="no action", first_action="-")
+    first = report.actions[0]
+    case = dataclasses.replace(base, first_action=first.kind, reference=f"{first.kind}")
+    if first.saving_ms is not None:
+        with cpus.pinned(settings.threads):
+            measured = remeasure(first, report, target, params, settings)
+        case = dataclasses.replace(
+            case,
+            reference=f"{first.kind} measured again",
+            projected_ms=first.saving_ms,
+            **{**measured, "notes": "; ".join(filter(None, [notes, measured.get("notes")]))},
+        )
     ok, why = first_action_judgement(report, first, case)
     return dataclasses.replace(case, first_action_ok=ok, first_action_why=why)
+
+
+def judge_saved(path: Path) -> Report:
+    measurements = report_io.load_measurements(path)
+    if measurements.incomplete:
+        raise RuntimeError("the saved run was interrupted")
+    return judge(measurements)
 
 
 def remeasure(action: Action, report: Report, target: str, params: dict[str, Any],
@@ -247,8 +260,8 @@ def _what_if_ab(workload: Workload, action: Action, report: Report,
     wanted = {"knob": action.knob, "code": None, "isolate": None}.get(action.kind, action.kind)
     plans = stages.what_if_plan(sites)
     plan = next((p for p in plans if wanted in (p.kind, p.knob.name if p.knob else None)), None)
-    if plan is None and action.kind in ("code", "isolate"):
-        plan = next((p for p in plans if p.kind in ("noop", "undisable")), None)
+    if plan is None and action.kind in ("code", "isolate", "upstream") and action.measured:
+        plan = next((p for p in plans if _removes(p, action)), None)
     if plan is None:
         return None
     reference = harness.eager_reference(workload, [])
@@ -258,24 +271,44 @@ def _what_if_ab(workload: Workload, action: Action, report: Report,
     return w.saving_ms, w.saving_ci_ms, None, w.baseline_ms
 
 
-def first_action_judgement(report: Report, first: Action, case: Case) -> tuple[bool, str]:
-    """Right when it names a line the user can act on (no code change at a library line but
-    an upstream report), its change saves what it says beyond noise when measured again
-    (or it was an estimate nothing measured contradicts), and not compiling was not faster."""
-    if first.kind in ("code", "isolate") and first.where is not None:
-        from advisor.core.paths import is_installed
+def _removes(plan: stages.WhatIfPlan, action: Action) -> bool:
+    """A no-op or un-disable plan aimed at a break the action removes."""
+    return plan.kind in ("noop", "undisable") and any(t.id in action.breaks for t in plan.targets)
 
-        if is_installed(first.where.file):
-            return False, "a code change at a library line"
-    eager = report.mode("eager")
-    default = report.mode("default")
+
+def first_action_judgement(report: Report, first: Action, case: Case) -> tuple[bool, str]:
+    """Right when it names a line the user can act at (`misplaced`), it is safe where the
+    model has breaks, not compiling was not faster than the step after it, its change saves
+    something beyond noise when measured again, and "nothing to fix" is not said over a
+    measured win."""
+    wrong = misplaced((first,), report.breaks)
+    if wrong:
+        return False, wrong[0][1]
+    if not first.safe and report.breaks:
+        return False, "an unsafe action first on a model with breaks"
+    eager, default = report.mode("eager"), report.mode("default")
     if first.kind != "eager" and eager and eager.latency and default and default.latency:
         step_after = first.step_ms if first.step_ms is not None else default.latency.median_ms
         if eager.latency.median_ms < 0.95 * step_after:
             return False, "eager is faster than the step after it"
     if case.measured_ci_ms is not None and case.measured_ci_ms[1] <= 0:
         return False, "measured again, it saves nothing"
+    if first.kind == "keep":
+        won = [w.knob for w in report.what_ifs if _clear_win(w)]
+        if won:
+            return False, f"nothing to fix, but {won[0]} measured a saving"
     return True, ""
+
+
+def _clear_win(what_if: WhatIf) -> bool:
+    ci = what_if.saving_ci_ms
+    return (
+        what_if.status == "measured"
+        and what_if.kind != "guards"  # unsafe: not a win "nothing to fix" overlooks
+        and ci is not None
+        and ci[0] > 0
+        and what_if.matches_eager is not False
+    )
 
 
 # --- an upstream fix between two releases -------------------------------------------------------

@@ -154,6 +154,12 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     assert shown.returncode == 0
     assert shown.stdout.startswith("# advisor report: tiny")
 
+    # Judging the saved measurements again writes the report the run wrote.
+    judged = run_cli("judge", str(out), "--out", str(tmp_path / "judged"), "--quiet")
+    assert judged.returncode == 0, judged.stderr
+    rejudged = json.loads((tmp_path / "judged" / "report.json").read_text())
+    assert rejudged == data
+
     # --threads 1 pins the run to the last CPU this process may use (none is claimed by another
     # run in the test's own claims folder)
     if not hasattr(os, "sched_getaffinity"):

@@ -1,0 +1,131 @@
+"""The accuracy benchmark's judging of its cases (benchmarks/accuracy_cases.py and its Markdown):
+errors raw and on shares, which cases are checked, the target, and whether a first action is
+right. Synthetic records; nothing is compiled."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from advisor.core.model import Action, LatencyStats, Location, ModeResult, Report, WhatIf
+from benchmarks.accuracy_cases import Case, first_action_judgement
+from benchmarks.accuracy_render import render, summary_line, target_met
+from tests.support.reports import full_report
+
+LIBRARY_FILE = "/venv/lib/python3.11/site-packages/lib/flow.py"
+
+
+def case(projected: float, measured: float, noise: float = 0.01, **kw) -> Case:  # type: ignore[no-untyped-def]
+    base = dict(set="lib", name="m", projected_ms=projected, measured_ms=measured, noise_ms=noise)
+    return Case(**{**base, **kw})
+
+
+def test_errors_raw_and_on_shares_of_each_runs_own_median() -> None:
+    c = case(0.6, 0.5, default_ms=2.0, reference_default_ms=2.5)
+    assert c.error == pytest.approx(0.2)
+    # projected 0.6 of 2.0 = 30%; measured 0.5 of 2.5 = 20%
+    assert c.error_share == pytest.approx(0.5)
+    assert c.checked and c.within is True
+    assert case(0.9, 0.5).within is False
+
+
+def test_a_saving_inside_three_times_its_noise_is_not_checked() -> None:
+    c = case(0.1, 0.05, noise=0.02)
+    assert not c.checked and c.within is None
+    assert case(0.1, -0.05).within is None
+
+
+def test_the_target_needs_four_in_five_within_and_none_beyond_half() -> None:
+    four_in_five = [case(0.5, 0.5)] * 4 + [case(0.7, 0.5)]
+    assert target_met(four_in_five)[0]
+    assert not target_met([case(0.5, 0.5)] * 3 + [case(0.7, 0.5)] * 2)[0]
+    assert not target_met([case(0.5, 0.5)] * 9 + [case(0.8, 0.5)])[0]  # +60% worst
+    assert not target_met([case(0.1, 0.05, noise=0.05)])[0]  # nothing checked
+
+
+def test_the_summary_counts_halves_and_first_actions() -> None:
+    cases = [
+        case(0.5, 0.5, half="tuning", first_action="knob", first_action_ok=True),
+        case(0.9, 0.5, half="tuning", first_action="code", first_action_ok=False),
+        Case("lib", "broken", "held-out", status="failed: ImportError"),
+    ]
+    line = summary_line("tuning", cases[:2])
+    assert "2/2 ran" in line and "within 25% (raw ms) on 1/2 checked" in line
+    assert "worst m +80%" in line and "first action right on 1/2" in line
+    text = render(cases, None, "env")
+    assert "**Target NOT met**" in text and "## lib" in text
+    assert "- held-out: 0/1 ran" in text
+
+
+def report_with(first: Action, eager_ms: float = 1.0, **kw) -> Report:  # type: ignore[no-untyped-def]
+    r = full_report()
+    modes = tuple(
+        dataclasses.replace(m, latency=dataclasses.replace(m.latency, median_ms=eager_ms))
+        if m.mode == "eager" and m.latency
+        else m
+        for m in r.modes
+    )
+    return dataclasses.replace(r, modes=modes, actions=(first,), **kw)
+
+
+def test_a_first_action_at_the_users_line_for_a_library_break_is_wrong() -> None:
+    r = full_report()
+    entry = r.breaks[0]
+    lib_site = dataclasses.replace(
+        entry.site,
+        where=Location(LIBRARY_FILE, 44, "f", "nz = x.nonzero()"),
+        reached_from=Location("/home/u/proj/demo.py", 9, "run", "y = t(x)"),
+    )
+    lib_entry = dataclasses.replace(entry, site=lib_site)
+    at_user = Action("code", 0.03, breaks=("B1",), fix="rewrite", where=lib_site.reached_from)
+    report = report_with(at_user, breaks=(lib_entry,))
+    assert first_action_judgement(report, at_user, Case("lib", "m")) == (
+        False,
+        "a code change at a line that is not its break's",
+    )
+    upstream = Action("upstream", 0.03, breaks=("B1",), where=lib_site.where)
+    assert first_action_judgement(report_with(upstream, breaks=(lib_entry,)), upstream,
+                                  Case("lib", "m")) == (True, "")  # fmt: skip
+
+
+def test_compiling_first_when_eager_is_faster_is_wrong() -> None:
+    first = full_report().actions[0]  # isolate at the user's print: default 0.5 -> 0.467 ms
+    ok, why = first_action_judgement(report_with(first, eager_ms=0.3), first, Case("lib", "m"))
+    assert not ok and why == "eager is faster than the step after it"
+    assert first_action_judgement(report_with(first, eager_ms=1.0), first, Case("lib", "m"))[0]
+
+
+def test_a_first_action_measured_again_to_save_nothing_is_wrong() -> None:
+    first = full_report().actions[0]
+    nothing = Case("lib", "m", measured_ms=-0.001, measured_ci_ms=(-0.01, -0.0005))
+    assert first_action_judgement(report_with(first), first, nothing) == (
+        False,
+        "measured again, it saves nothing",
+    )
+
+
+def test_nothing_to_fix_over_a_measured_win_is_wrong() -> None:
+    keep = Action("keep", None)
+    win = WhatIf("placement:regional", "regional", "placement", "measured", kind="regional",
+                 saving_ms=0.1, saving_ci_ms=(0.05, 0.15), matches_eager=True)  # fmt: skip
+    guards = dataclasses.replace(win, knob="skip_guard_eval_unsafe", kind="guards")
+    ok, why = first_action_judgement(report_with(keep, what_ifs=(win,)), keep, Case("z", "m"))
+    assert not ok and "placement:regional measured a saving" in why
+    assert first_action_judgement(report_with(keep, what_ifs=(guards,), breaks=()), keep,
+                                  Case("z", "m"))[0]  # fmt: skip
+
+
+def test_an_unsafe_first_action_on_a_model_with_breaks_is_wrong() -> None:
+    unsafe = Action("guards", 0.05, safe=False, step_ms=0.45)
+    assert first_action_judgement(report_with(unsafe), unsafe, Case("z", "m")) == (
+        False,
+        "an unsafe action first on a model with breaks",
+    )
+
+
+def test_the_helpers_mode_change_keeps_the_others() -> None:
+    r = report_with(Action("keep", None), eager_ms=0.7)
+    eager = r.mode("eager")
+    assert isinstance(eager, ModeResult) and isinstance(eager.latency, LatencyStats)
+    assert eager.latency.median_ms == 0.7 and r.mode("default") == full_report().mode("default")
