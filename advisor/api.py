@@ -65,6 +65,7 @@ def analyse(
     kwargs: Mapping[str, Any] | None = None,
     name: str | None = None,
     progress: bool | Progress = True,
+    compiled_module: Any = None,
     **options: Any,
 ) -> AnalysedReport:
     """Benchmark `fn_or_module(*args, **kwargs)` in eager, default `torch.compile` and
@@ -76,6 +77,10 @@ def analyse(
     fields of `advisor.core.model.Settings`: warmup, repeats, budget_s, min_block_s, threads,
     profile_calls, what_if, ignore_share. `progress=True` prints what it is doing on stderr;
     pass False for silence or a callable to receive the messages.
+
+    A training step: `analyse(step, x, y, compiled_module=model)` compiles `model` in place
+    (`model.compile()`) and times the whole step eagerly around it; without `compiled_module`
+    the step function itself is compiled.
 
     Nothing is written to disk. Dynamo and Inductor config, logging levels and handlers, Python
     warning filters, torch's thread count, grad mode and random state are restored afterwards.
@@ -91,7 +96,7 @@ def analyse(
     settings = _settings(options)
     with restored_globals():
         resolved = harness.resolve_device(inputs_device(device, fn_or_module, args, kwargs or {}))
-        workload = _workload(fn_or_module, args, kwargs or {}, name)
+        workload = _workload(fn_or_module, args, kwargs or {}, name, compiled_module)
         if device != "auto":
             workload = moved_to(workload, resolved)
         run_options = pipeline.RunOptions(api_target(fn_or_module), device, settings)
@@ -127,9 +132,18 @@ def _progress(progress: bool | Progress) -> Progress:
 
 
 def _workload(
-    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any], name: str | None
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    name: str | None,
+    compiled_module: Any,
 ) -> Workload:
     if not callable(fn):
         raise AdvisorError(f"analyse() needs a function or nn.Module, got {type(fn).__name__}")
+    if compiled_module is not None and not callable(getattr(compiled_module, "compile", None)):
+        raise AdvisorError(
+            "analyse(compiled_module=...) needs an nn.Module (compiled in place), got "
+            f"{type(compiled_module).__name__}"
+        )
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
-    return Workload(fn, tuple(args), dict(kwargs), label)
+    return Workload(fn, tuple(args), dict(kwargs), label, compiled_module=compiled_module)

@@ -90,6 +90,26 @@ def test_analyse_restores_globals(monkeypatch: pytest.MonkeyPatch, fail: bool) -
         assert (options.settings.repeats, options.settings.what_if) == (4, False)
 
 
+def test_analyse_takes_a_training_step_with_its_model_compiled_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(runner, "run_workload", untidy_pipeline(seen, False))
+    model = Scale()
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        loss = model(x).sum()
+        opt.zero_grad()
+        return loss
+
+    advisor.analyse(step, torch.ones(4), compiled_module=model, progress=False)
+    workload = seen["workload"]
+    assert workload.fn is step and workload.compiled_module is model
+    with pytest.raises(AdvisorError, match=r"compiled_module=\.\.\.\) needs an nn\.Module"):
+        advisor.analyse(step, torch.ones(4), compiled_module=step, progress=False)
+
+
 def test_analyse_rejects_unknown_options_and_non_callables() -> None:
     with pytest.raises(TypeError, match=r"unknown option.*repeat;"):
         advisor.analyse(Scale(), torch.ones(2), repeat=3)

@@ -164,6 +164,8 @@ def moved_to(workload: Workload, device: str) -> Workload:
     fn = workload.fn
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device)
+    if isinstance(workload.compiled_module, torch.nn.Module):
+        workload.compiled_module.to(device)  # in place: the step holds this very module
     return dataclasses.replace(
         workload,
         fn=fn,
