@@ -255,3 +255,18 @@ def test_a_moved_mode_keeps_its_latency() -> None:
     # sanity of the helpers used above
     m = mode("eager", 0.08)
     assert isinstance(m, ModeResult) and m.latency is not None and m.latency.median_ms == 0.08
+
+
+def test_a_disable_title_names_the_users_functions_then_counts_the_librarys() -> None:
+    lib = "/venv/lib/python3.11/site-packages/pyro/poutine/messenger.py"
+    mine = CodeUnit("model_fn", "model_fn", Location("/home/u/model.py", 20, "model_fn"))
+    theirs = [CodeUnit(f"Messenger.f{i}", f"f{i}", Location(lib, i, f"f{i}")) for i in range(6)]
+    units = (mine, *theirs)
+    advice = run_advise(what_ifs=[placement("disable", 0.06, (0.035, 0.045), subjects=units)])
+    (action,) = [a for a in advice.actions if a.kind == "disable"]
+    report = dataclasses.replace(full_report(), actions=advice.actions, ledger=advice.ledger)
+    title = prose.action_title(action, report, displayer(report))
+    assert title.startswith("Run `model_fn` (")
+    assert "and the library functions `Messenger.f0`" in title
+    assert "and 2 more (report.json lists them)" in title
+    assert title.count("library code: wrap it where you set up the model") == 1

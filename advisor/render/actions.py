@@ -92,10 +92,9 @@ def _split(action: Action, ctx: ActionContext, display: Display) -> str:
 
 
 def _disable(action: Action, ctx: ActionContext, display: Display) -> str:
-    names = ", ".join(_disabled(u, display) for u in action.subjects)
     return (
-        f"Run {names} eagerly with `torch.compiler.disable`, the rest compiled"
-        f"{_steps(action, ctx)} (measured)"
+        f"Run {disabled_summary(action.subjects, display)} eagerly with "
+        f"`torch.compiler.disable`, the rest compiled{_steps(action, ctx)} (measured)"
     )
 
 
@@ -173,14 +172,33 @@ def _steps(action: Action, ctx: ActionContext) -> str:
     return f": {fmt_ms(ctx.step_ms)} → {fmt_ms(action.step_ms)} ms per call"
 
 
+LISTED_FUNCTIONS = 4  # a title names this many functions of each kind, then counts the rest
+
+
+def disabled_summary(units: tuple[CodeUnit, ...], display: Display) -> str:
+    """The functions to disable: the user's, then the library's with where to wrap them."""
+    library = [u for u in units if u.where and is_installed(u.where.file)]
+    mine = [u for u in units if u not in library]
+    parts = []
+    if mine:
+        parts.append(_listed(mine, display))
+    if library:
+        parts.append(
+            f"the library function{'s' if len(library) > 1 else ''} {_listed(library, display)} "
+            "(library code: wrap it where you set up the model)"
+        )
+    return " and ".join(parts) or "the functions holding the breaks"
+
+
+def _listed(units: list[CodeUnit], display: Display) -> str:
+    shown = [_disabled(u, display) for u in units[:LISTED_FUNCTIONS]]
+    rest = len(units) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more (report.json lists them)" if rest else "")
+
+
 def _disabled(unit: CodeUnit, display: Display) -> str:
     where = f" ({location(unit.where, display)})" if unit.where else ""
-    library = (
-        " (library code: wrap it where you set up the model)"
-        if (unit.where and is_installed(unit.where.file))
-        else ""
-    )
-    return f"`{unit.path}`{where}{library}"
+    return f"`{unit.path}`{where}"
 
 
 _INDEX = re.compile(r"^(?P<base>.*)\.(?P<index>\d+)$")
@@ -207,8 +225,8 @@ def regions_summary(units: tuple[CodeUnit, ...]) -> str:
 
 def numerics_note(action: Action) -> str | None:
     """Where a measured variant's output is accepted by the default mode's own numerics."""
-    if action.matches_eager is not True or action.max_abs_diff is None:
-        return None
+    if action.matches_eager is not True or not action.max_abs_diff:
+        return None  # identical to eager's: nothing to judge
     if action.default_abs_diff is None:
         return None
     return (
