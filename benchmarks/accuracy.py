@@ -21,7 +21,8 @@ measured saving exceeds 3x its noise, and no case off by more than 50%.
     .venv/bin/python -m benchmarks.accuracy --sets libzoo --names gp_exact_predict ode_dopri5
     .venv/bin/python -m benchmarks.accuracy --sets libzoo --from-sweeps reports/sweeps/library-zoo
 
-Results go to a new folder reports/benchmarks/accuracy-<time>/ (accuracy.md, accuracy.json).
+Results go to a new folder reports/benchmarks/accuracy-<time>/ (accuracy.md, accuracy.json), every
+advisor run it made in runs/ (each a report folder with its measurements.json; not committed).
 Run it alone on the machine: the numbers are timings.
 """
 
@@ -51,20 +52,24 @@ ZOOS = {
 }
 
 
-def scenario_cases(training: bool, names: set[str], settings: Settings) -> Iterator[Case]:
+def scenario_cases(
+    training: bool, names: set[str], settings: Settings, runs: Path
+) -> Iterator[Case]:
     for name in scenario_names():
         if name.startswith("train_") != training or (names and name not in names):
             continue
         if not _has_fixed(name):
             continue
-        yield fixed_case("training" if training else "scenarios", name, settings)
+        yield fixed_case("training" if training else "scenarios", name, settings, runs)
 
 
 def _has_fixed(name: str) -> bool:
     return hasattr(importlib.import_module(f"scenarios.{name}"), "fixed")
 
 
-def zoo_cases(zoo: str, names: set[str], settings: Settings, sweeps: list[Path]) -> Iterator[Case]:
+def zoo_cases(
+    zoo: str, names: set[str], settings: Settings, sweeps: list[Path], runs: Path
+) -> Iterator[Case]:
     """A zoo's tuning and held-out models, each case in the set of its library; a model with a
     measurements.json in one of `sweeps` is judged from it rather than run again."""
     module_name, target = ZOOS[zoo]
@@ -78,7 +83,7 @@ def zoo_cases(zoo: str, names: set[str], settings: Settings, sweeps: list[Path])
         for params in _forms(zoo, model):
             label = model if len(params) == 1 else f"{model}.{params['form']}"
             saved = _saved(sweeps, label)
-            yield model_case(library, label, half, target, params, settings, saved)
+            yield model_case(library, label, half, target, params, settings, saved, runs)
 
 
 def _saved(sweeps: list[Path], name: str) -> Path | None:
@@ -119,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     report_io.check_writable(out, ("accuracy.md", "accuracy.json"))
     started = time.perf_counter()
     load = os.getloadavg() if hasattr(os, "getloadavg") else ()
-    cases, kb = _run(args.sets, set(args.names), settings, args.threads, args.from_sweeps)
+    runs = out / "runs"
+    cases, kb = _run(args.sets, set(args.names), settings, args.threads, args.from_sweeps, runs)
     from benchmarks.accuracy_render import environment_line, render
 
     text = render(cases, kb, environment_line(load, time.perf_counter() - started, settings))
@@ -140,18 +146,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(
-    sets: list[str], names: set[str], settings: Settings, threads: int, sweeps: list[Path]
+    sets: list[str],
+    names: set[str],
+    settings: Settings,
+    threads: int,
+    sweeps: list[Path],
+    runs: Path,
 ) -> tuple[list[Case], dict[str, Any] | None]:
     cases: list[Case] = []
     if "scenarios" in sets:
-        cases += scenario_cases(False, names, settings)
+        cases += scenario_cases(False, names, settings, runs)
     if "training" in sets:
-        cases += scenario_cases(True, names, settings)
+        cases += scenario_cases(True, names, settings, runs)
     if "upstream" in sets:
-        cases += [upstream_case(p, settings, threads) for p in ("aimnet",)]
+        cases += [upstream_case(p, settings, threads, runs) for p in ("aimnet", "tabpfn")]
     for zoo in ("libzoo", "trainzoo", "zoo"):
         if zoo in sets:
-            cases += zoo_cases(zoo, names, settings, sweeps)
+            cases += zoo_cases(zoo, names, settings, sweeps, runs)
     kb = run_kbreaks(settings) if "kbreaks" in sets else None
     return cases, kb
 

@@ -97,9 +97,15 @@ def progress(tag: str) -> runner.Progress:
     return lambda message: print(f"[{tag}] {message}", file=sys.stderr, flush=True)
 
 
-def advisor_run(target: str, settings: Settings, params: dict[str, Any] | None = None) -> Report:
+def advisor_run(target: str, settings: Settings, params: dict[str, Any] | None = None,
+                save_to: Path | None = None) -> Report:  # fmt: skip
+    """The advisor's run of `target`; its report and measurements saved in `save_to` (so a
+    table of its what-ifs, or a judge with other rules, needs no run again)."""
     options = RunOptions(target, "cpu", settings, params=tuple((params or {}).items()))
-    return runner.run(options, progress(target.rsplit("/", 1)[-1])).report
+    result = runner.run(options, progress(target.rsplit("/", 1)[-1]))
+    if save_to is not None:
+        report_io.save_report(result.report, save_to, result.measurements)
+    return result.report
 
 
 def default_ms(report: Report) -> float | None:
@@ -124,9 +130,9 @@ def _entry_saving(entry: BreakEntry, fix_kind: str) -> float:
     return cost.saving_for(cost.savings_of(entry.parts, entry.terms, (fix_kind,)), fix_kind) or 0.0
 
 
-def fixed_case(set_name: str, scenario: str, settings: Settings) -> Case:
+def fixed_case(set_name: str, scenario: str, settings: Settings, runs: Path | None) -> Case:
     module = importlib.import_module(f"scenarios.{scenario}")
-    report = advisor_run(scenario, settings)
+    report = advisor_run(scenario, settings, save_to=runs / scenario if runs else None)
     fix_kind = getattr(module, "FIX_KIND", None)
     with cpus.pinned(settings.threads):
         ab = _fixed_ab(scenario, settings)
@@ -183,11 +189,12 @@ def _verdict_ok(report: Report, module: Any) -> bool:
 
 
 def model_case(set_name: str, name: str, half: str, target: str, params: dict[str, Any],
-               settings: Settings, saved: Path | None = None) -> Case:  # fmt: skip
+               settings: Settings, saved: Path | None, runs: Path | None) -> Case:  # fmt: skip
     """`saved`: a sweep's measurements.json of this model, judged with today's rules instead
     of running the advisor again (the first action is measured again all the same)."""
+    save_to = runs / f"{set_name}-{name}" if runs else None
     try:
-        report = judge_saved(saved) if saved else advisor_run(target, settings, params)
+        report = judge_saved(saved) if saved else advisor_run(target, settings, params, save_to)
     except Exception as exc:  # a model that does not run is a row, not the end of the run
         return Case(set_name, name, half, status=f"failed: {type(exc).__name__}: {exc}"[:160])
     notes = "judged from a saved sweep" if saved else ""
@@ -314,10 +321,11 @@ def _clear_win(what_if: WhatIf) -> bool:
 # --- an upstream fix between two releases -------------------------------------------------------
 
 
-def upstream_case(package: str, settings: Settings, threads: int) -> Case:
+def upstream_case(package: str, settings: Settings, threads: int, runs: Path | None) -> Case:
     reports = {}
     for release in ("old", "new"):
-        reports[release] = _run_release(package, release, settings, threads)
+        out = (runs or Path(tempfile.mkdtemp(prefix="advisor-upstream-"))) / f"{package}-{release}"
+        reports[release] = _run_release(package, release, settings, threads, out)
         if reports[release] is None:
             return Case("upstream", package, status=f"failed: the {release} release did not run")
     old, new = reports["old"], reports["new"]
@@ -346,8 +354,8 @@ def upstream_case(package: str, settings: Settings, threads: int) -> Case:
     )
 
 
-def _run_release(package: str, release: str, settings: Settings, threads: int) -> Report | None:
-    out = Path(tempfile.mkdtemp(prefix="advisor-upstream-")) / release
+def _run_release(package: str, release: str, settings: Settings, threads: int,
+                 out: Path) -> Report | None:  # fmt: skip
     command = [
         sys.executable, "-m", "advisor", "run", "benchmarks/upstream/models.py:build",
         "--param", f"release={release}", "--param", f"package={package}",
