@@ -129,3 +129,19 @@ def test_the_helpers_mode_change_keeps_the_others() -> None:
     eager = r.mode("eager")
     assert isinstance(eager, ModeResult) and isinstance(eager.latency, LatencyStats)
     assert eager.latency.median_ms == 0.7 and r.mode("default") == full_report().mode("default")
+
+
+def test_the_placements_table_says_which_placement_beats_default() -> None:
+    from benchmarks.placements import rows_of
+    from tests.support.reports import measurements_of
+
+    win = WhatIf(
+        "placement:disable", "disable", "placement", "measured", kind="disable",
+        baseline_ms=0.5, saving_ms=0.2, saving_ci_ms=(0.1, 0.3), matches_eager=True,
+    )  # fmt: skip
+    noisy = dataclasses.replace(win, kind="regional", saving_ci_ms=(-0.1, 0.5))
+    m = dataclasses.replace(measurements_of(full_report()), what_ifs=(win, noisy))
+    disable, regional = rows_of("demo", m)
+    assert disable.step_ms == pytest.approx(0.3) and disable.beats_default
+    assert disable.beats_eager  # 0.3 ms against eager 1.0 ms
+    assert not regional.beats_default
