@@ -21,7 +21,7 @@ from advisor.core.model import (
     WhatIf,
     WorkloadInfo,
 )
-from advisor.measure import environment, harness
+from advisor.measure import environment, harness, lockstep, placement
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import fitting_threads, pinned
 from advisor.measure.stages import measure_what_if, warm_default_stage, what_if_plan
@@ -140,6 +140,9 @@ def _measure(
     collected.capture = session.result()
     collected.notes += [*run.notes, *collected.capture.notes]
     collected.modes = list(run.modes)
+    if not lockstep.agreed(settings, "default" in run.calls):
+        collected.notes.append(Note("ranks_disagree", "the default mode"))
+        return
     if "default" not in run.calls:
         return
     progress(f"profiling {settings.profile_calls} warm calls of the default mode...")
@@ -151,7 +154,11 @@ def _measure(
     if not settings.what_if:
         return
     sites = collected.capture.sites
-    for plan in what_if_plan(sites):
+    plans = what_if_plan(sites, ddp=placement.holds_ddp(workload))
+    if not lockstep.agreed(settings, [(p.label, [t.id for t in p.targets]) for p in plans]):
+        collected.notes.append(Note("ranks_disagree", "the what-ifs"))
+        return
+    for plan in plans:
         progress(f"what-if: measuring {plan.label} ({len(plan.targets)} break(s))...")
         collected.what_ifs.append(
             measure_what_if(workload, plan, run.reference_output, settings, device, sites)
