@@ -46,7 +46,7 @@ from advisor.judge import cost
 from advisor.measure import cpus, harness, pipeline, torch_adapter
 from advisor.measure import timing as measure_timing
 from advisor.measure.whatif import ab_timing
-from advisor.measure.workload import Workload, load_target, scenario_names
+from advisor.measure.workload import Workload, load_target, scenario_info, scenario_names
 from advisor.render import report_io
 from benchmarks import kbreaks
 
@@ -407,7 +407,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _scenarios(args: argparse.Namespace, settings: Settings) -> list[ScenarioRow]:
-    names = [n for n in args.names if n in scenario_names()] or scenario_names()
+    # a scenario that needs data-parallel ranks (train_ddp) is measured with `--ranks`, not here
+    single = [n for n in scenario_names() if scenario_info(n).ranks == 1]
+    names = [n for n in args.names if n in single] or single
     return [run_scenario(name, settings)[0] for name in names]
 
 
