@@ -4,17 +4,19 @@ step (zero_grad, forward, loss, backward, SGD step) eager around it, in every ra
 group (gloo on the CPU). Run it with `advisor run train_ddp --ranks 2`: its factory needs the
 process group the ranks start, and says so without one.
 
-Nothing here is a fault to fix. Dynamo does not trace DDP's own forward whole: it breaks in
-torch/nn/parallel/distributed.py, at the context manager DDP enters around the wrapped module
-(GB0007: `DistributedDataParallel._inside_ddp_forward` is marked not to be traced; with
-`torch.compile(ddp_model)` instead, also at DDP's logger call), and compiles the user module's
-own `forward` as a frame of its own. DDP's optimizer (`torch._dynamo.config.optimize_ddp`, on by
-default) then splits that frame's graph at the gradient-bucket boundaries, one graph per bucket
-(six buckets of one 512x512 Linear each with `bucket_cap_mb=1`), so each bucket's all-reduce
-starts while the backward of the layers before it still runs. The report shows the splits as
-intended, with what the extra graph calls cost, and measures `optimize_ddp=False` (one graph, no
-overlap) against it. The model must be a class of the user's: a bare `nn.Sequential` lives in
-torch.nn, and Dynamo would not compile its frame at all.
+Nothing here is a fault to fix. Dynamo does not compile DDP's own forward: compiled in place,
+DDP's frames in torch/nn/parallel/distributed.py run eagerly, and the context manager DDP enters
+around the wrapped module breaks (GB0007 at contextlib.py: the method
+`DistributedDataParallel._inside_ddp_forward` is marked not to be traced; with
+`torch.compile(ddp_model)` instead Dynamo traces DDP's forward and also breaks at its logger
+call, GB0156). The user module's own `forward` compiles as a frame of its own. DDP's optimizer
+(`torch._dynamo.config.optimize_ddp`, on by default) then splits that frame's graph at the
+gradient-bucket boundaries, one graph per bucket (six buckets of one 512x512 Linear each with
+`bucket_cap_mb=1`), so each bucket's all-reduce starts while the backward of the layers before
+it still runs. The report shows the splits as intended, with what the extra graph calls cost,
+and measures `optimize_ddp=False` (one graph, no overlap) against it. The model must be a class
+of the user's: a bare `nn.Sequential` lives in torch.nn, and Dynamo would not compile its frame
+at all.
 
 No `fixed` variant: there is nothing to fix (DDP's breaks are torch's own code, and the splits
 are DDP's optimizer working as meant); the `optimize_ddp=False` what-if is the alternative.

@@ -61,8 +61,10 @@ def module_roots(workload: Workload) -> dict[str, Any]:
 def holds_ddp(workload: Workload) -> bool:
     """Whether a module the workload compiles or reaches is, or holds, a DistributedDataParallel
     module (its graphs are then split at gradient-bucket boundaries by DDP's optimizer)."""
-    from torch.nn.parallel import DistributedDataParallel
-
+    try:
+        from torch.nn.parallel import DistributedDataParallel
+    except ImportError:  # a build without torch.distributed
+        return False
     return any(
         isinstance(sub, DistributedDataParallel)
         for module in module_roots(workload).values()
