@@ -14,6 +14,7 @@ from typing import Any
 from advisor.core.artifacts import Capture, Measurements, ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import (
+    BreakSite,
     Environment,
     ModeResult,
     Note,
@@ -155,7 +156,8 @@ def _measure(
         return
     sites = collected.capture.sites
     plans = what_if_plan(sites, ddp=placement.holds_ddp(workload))
-    if not lockstep.agreed(settings, [(p.label, [t.id for t in p.targets]) for p in plans]):
+    # every site: whether any skips its frame decides how each what-if is timed
+    if not lockstep.agreed(settings, ([p.label for p in plans], [_site_key(s) for s in sites])):
         collected.notes.append(Note("ranks_disagree", "the what-ifs"))
         return
     for plan in plans:
@@ -163,3 +165,8 @@ def _measure(
         collected.what_ifs.append(
             measure_what_if(workload, plan, run.reference_output, settings, device, sites)
         )
+
+
+def _site_key(site: BreakSite) -> tuple[str | None, str, int, bool]:
+    """A break as ranks compare it: its code, line and whether Dynamo skips its frame."""
+    return site.gb_code, site.where.file, site.where.line, site.frame_skipped

@@ -124,6 +124,7 @@ def measure_ranks(options: RunOptions, device: str, progress: Progress) -> Measu
     """Measure the target in `options.settings.ranks` processes at once and merge them.
     Ctrl-C kills every rank and raises `MeasureInterrupted` with an empty, incomplete record."""
     find_factory(options.target)  # bad targets fail here, in seconds, not in N ranks
+    _check_gpus(device, options.settings.ranks)
     settings = replace(options.settings, threads=rank_threads(options.settings))
     options = replace(options, settings=settings)
     task = RankTask(options.target, params_json(options.params), device, settings, options.modes)
@@ -140,6 +141,19 @@ def measure_ranks(options: RunOptions, device: str, progress: Progress) -> Measu
         raise MeasureInterrupted(empty) from None
     merged = merge_ranks(results, settings)
     return replace(merged, wall_s=time.perf_counter() - started)
+
+
+def _check_gpus(device: str, ranks: int) -> None:
+    """On CUDA each rank takes a GPU of its own (NCCL cannot put two ranks on one)."""
+    if not device.startswith("cuda"):
+        return
+    import torch
+
+    found = torch.cuda.device_count()
+    if found < ranks:
+        raise AdvisorError(
+            f"--ranks {ranks} on CUDA needs {ranks} GPUs (one per rank); {found} found"
+        )
 
 
 def _run_ranks(task: RankTask, settings: Settings) -> list[Measurements]:
