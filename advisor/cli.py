@@ -248,9 +248,15 @@ def _checked_run_options(args: argparse.Namespace) -> RunOptions:
     from advisor.measure.workload import find_factory
     from advisor.render import report_io
 
-    if args.timeout is not None and not args.isolate:
+    if args.timeout is not None and not args.isolate and args.ranks < 2:
         raise AdvisorError(
-            "--timeout needs --isolate (a mode running in this process cannot be stopped)"
+            "--timeout needs --isolate or --ranks (a mode running in this process cannot be "
+            "stopped)"
+        )
+    if args.isolate and args.ranks > 1:
+        raise AdvisorError(
+            "--isolate and --ranks cannot be combined (the ranks already measure in processes "
+            "of their own)"
         )
     settings = _settings(args)
     if args.out is not None:
@@ -354,7 +360,8 @@ def _cmd_scenarios() -> int:
     rows = []
     for name in scenario_names():
         info = scenario_info(name)
-        rows.append([info.name, info.pattern, info.expected_verdict or "-", info.gb_code or "-"])
+        name = info.name + (f" (--ranks {info.ranks})" if info.ranks > 1 else "")
+        rows.append([name, info.pattern, info.expected_verdict or "-", info.gb_code or "-"])
     print(tabulate(rows, headers=["scenario", "pattern", "expected verdict", "break code"]))
     print("\nRun one with `advisor run NAME`; its fix with `advisor run scenarios/NAME.py:fixed`.")
     return 0

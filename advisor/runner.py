@@ -1,5 +1,6 @@
-"""A run, end to end: measure (in this process, or each mode in a process of its own), then
-judge. Used by `advisor run`, `advisor check` and `advisor.analyse`; it writes nothing."""
+"""A run, end to end: measure (in this process, each mode in a process of its own, or in N
+data-parallel rank processes at once), then judge. Used by `advisor run`, `advisor check` and
+`advisor.analyse`; it writes nothing."""
 
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ class RunInterrupted(KeyboardInterrupt):
 def run(options: RunOptions, progress: Progress = lambda _msg: None) -> RunResult:
     """Measure and judge one target. Ctrl-C raises `RunInterrupted` with the partial report."""
     device = harness.resolve_device(options.device)
+    if options.settings.ranks > 1:
+        from advisor.measure.ranks import measure_ranks
+
+        return _judged(lambda: measure_ranks(options, device, progress))
     if options.settings.isolate:
         from advisor.measure.isolate import measure_isolated
 

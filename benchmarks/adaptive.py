@@ -33,7 +33,7 @@ from advisor.core.model import Settings, to_jsonable
 from advisor.measure import cpus, environment, harness, torch_adapter
 from advisor.measure import timing as measure_timing
 from advisor.measure.quiet import filtered_native_stderr, muted_dynamo_warnings
-from advisor.measure.workload import load_target, scenario_names
+from advisor.measure.workload import load_target, scenario_info, scenario_names
 from advisor.render import report_io
 from benchmarks.machine import latency_summary, load1, wait_until_quiet
 
@@ -159,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, default=600.0, help="most seconds to wait for quiet")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    names = args.scenarios or scenario_names()
+    # a scenario that needs data-parallel ranks (train_ddp) is measured with `--ranks`, not here
+    names = args.scenarios or [n for n in scenario_names() if scenario_info(n).ranks == 1]
     out = args.out or report_io.default_run_dir(Path("reports/benchmarks"), "adaptive")
     report_io.check_writable(out, ("adaptive.md", "adaptive.json"))
     quiet = wait_until_quiet(args.wait)

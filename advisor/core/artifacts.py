@@ -5,7 +5,8 @@ trees) are what capture and profile record; `Measurements` is everything measure
 (modes, capture, profile, what-ifs, environment, settings, notes), saved as `measurements.json`
 beside every report so `advisor judge` can judge it again anywhere, without torch. Every torch
 format (profiler event names, guard texts) is read on the measuring side: events carry their
-`kind`, recompiles their `cause`.
+`kind`, recompiles their `cause`. A data-parallel run keeps each rank's modes (`RankTimings`,
+defined with the measured records and exported here) beside the main rank's record.
 """
 
 from __future__ import annotations
@@ -19,12 +20,26 @@ from advisor.core.model import (
     GraphRecord,
     ModeResult,
     Note,
+    RankTimings,
     RecompileRecord,
     Settings,
     WhatIf,
     WorkloadInfo,
 )
 from advisor.core.serial import dumps, from_jsonable, load_versioned, to_jsonable
+
+__all__ = [
+    "Capture",
+    "EventCalibration",
+    "FrameRecord",
+    "Measurements",
+    "ProfileTrace",
+    "RankTimings",
+    "TraceEvent",
+    "WorkerEnvironment",
+    "measurements_from_json",
+    "measurements_to_json",
+]
 
 MEASUREMENTS_SCHEMA_VERSION = 1
 MEASUREMENTS_FILE = "measurements.json"
@@ -47,6 +62,7 @@ class FrameRecord:
     resume_line: int | None = None
     resumes: str | None = None  # compile id of the frame this resume function continues
     recompile_reason: str | None = None
+    ddp_graphs: int = 0  # the graphs DDP's optimizer split this frame's graph into (0: none)
 
 
 @dataclass(frozen=True)
@@ -182,6 +198,11 @@ class Measurements:
     what_ifs: tuple[WhatIf, ...] = ()
     notes: tuple[Note, ...] = ()  # what the stages noticed while measuring
     workers: tuple[WorkerEnvironment, ...] = ()  # isolated run: each process's environment
+    # Data-parallel run (`Settings.ranks` > 1): every rank's modes, side by side. The rest of
+    # the record (modes, capture, profile, what-ifs) is the rank that set the step's: the one
+    # with the slowest default-mode median.
+    ranks: tuple[RankTimings, ...] = ()
+    step_rank: int | None = None
     incomplete: bool = False  # interrupted: only what was measured until then
     created_at: str = ""  # when measuring began
     wall_s: float | None = None  # seconds from the start of measuring to its end

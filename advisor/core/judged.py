@@ -65,6 +65,22 @@ class Attribution:
     calls: tuple[CallTimeline, ...] = ()
 
 
+@dataclass(frozen=True)
+class GraphSplit:
+    """A compiled region whose graph DDP's optimizer split into one graph per gradient bucket,
+    so the gradients' all-reduce overlaps the backward: intended, not a break to fix. Its price
+    is estimated from the graph calls the split adds (per call of the step)."""
+
+    compile_id: str
+    function: str
+    graphs: int  # the graphs the split made (capture)
+    graph_calls: float  # forward graph calls per region instance (profile; 0: not profiled)
+    backward_calls: float = 0.0  # their backward graphs' calls per step
+    extra_calls: float = 0.0  # graph calls per step beyond one forward and one backward graph
+    graph_call_us: float = 0.0  # the price of one more graph call (the probe's)
+    cost_ms: float = 0.0  # estimated: the extra graph calls, per step
+
+
 # --- advice -----------------------------------------------------------------------------------
 
 
@@ -136,7 +152,7 @@ class Decision:
     saving_ms: float  # the recommended fix's saving per call: the deciding number
     threshold_ms: float  # ignore_share of the step
     noise_ms: float  # the larger of the step's noise and the estimate's spread
-    reason: str  # "above" | "below_share" | "below_noise" | "never_ran"
+    reason: str  # "above" | "below_share" | "below_noise" | "never_ran" | "ddp" (DDP's own)
     library: bool = False  # the break is in code that is not the user's (site-packages, torch)
     knob: str | None = None  # the knob that decided it (what-if), if any
     knob_outcome: str | None = None  # "removed" | "moved" | "kept" | "failed"

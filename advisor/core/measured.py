@@ -49,6 +49,9 @@ class Settings:
     # Rounds go on past `repeats` until each timed callable's median has a 95% interval within
     # this fraction of the median, or the budget runs out; 0: exactly `repeats` rounds.
     target_ci: float = 0.02
+    # Data-parallel ranks, each a process of its own measuring in lockstep (the same calls in
+    # the same order: collectives wait on every rank); 1: this process, adaptive as above.
+    ranks: int = 1
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,18 @@ class ModeResult:
     output: OutputCheck | None = None  # None: eager does not reproduce its own output
 
 
+@dataclass(frozen=True)
+class RankTimings:
+    """One data-parallel rank's modes (eager, default, fullgraph), as that rank measured them."""
+
+    rank: int
+    modes: tuple[ModeResult, ...] = ()
+    breaks: int = 0  # the break sites its capture saw
+
+    def mode(self, name: str) -> ModeResult | None:
+        return next((m for m in self.modes if m.mode == name), None)
+
+
 # --- capture ----------------------------------------------------------------------------------
 
 
@@ -166,6 +181,9 @@ class GraphRecord:
     compile_s: float | None = None
     recompile_reason: str | None = None
     end_reason: str | None = None  # "graph_break", "return_value", ...
+    # The graphs DDP's optimizer (`torch._dynamo.config.optimize_ddp`) split this one into, one
+    # per gradient bucket, each compiled and called on its own; 0: not split.
+    ddp_graphs: int = 0
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from advisor.core.judged import (
     CostParts,
     CostTerms,
     Decision,
+    GraphSplit,
     Ledger,
     LedgerTerm,
     RecompileAdvice,
@@ -50,6 +51,7 @@ from advisor.core.measured import (
     ModeResult,
     Note,
     OutputCheck,
+    RankTimings,
     RecompileRecord,
     Settings,
     WhatIf,
@@ -73,6 +75,7 @@ __all__ = [
     "Decision",
     "Environment",
     "GraphRecord",
+    "GraphSplit",
     "LatencyStats",
     "Ledger",
     "LedgerTerm",
@@ -81,6 +84,7 @@ __all__ = [
     "ModeResult",
     "Note",
     "OutputCheck",
+    "RankTimings",
     "RecompileAdvice",
     "RecompileRecord",
     "Report",
@@ -118,6 +122,10 @@ class Report:
     attribution: Attribution = field(default_factory=Attribution)
     recompiles: tuple[RecompileAdvice, ...] = ()
     warnings: tuple[Note, ...] = ()
+    # Graphs split on purpose (DDP's optimizer, one graph per gradient bucket): not breaks.
+    splits: tuple[GraphSplit, ...] = ()
+    ranks: tuple[RankTimings, ...] = ()  # data-parallel run: every rank's modes
+    step_rank: int | None = None  # the rank whose default median is the step (the slowest)
     incomplete: bool = False  # interrupted: only the modes measured so far
     redacted: bool = False  # source text and absolute paths removed (`advisor.core.redact`)
     created_at: str = ""

@@ -131,10 +131,19 @@ RUN_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--timeout",
-        "with --isolate: seconds each process may take before it is killed",
+        "with --isolate or --ranks: seconds each process may take before it is killed",
         argtypes.positive,
         None,
         "SECONDS",
+    ),
+    Option(
+        "--ranks",
+        "data-parallel training: measure in N rank processes at once (a process group of N: "
+        "gloo on CPU, nccl on CUDA; the target's factory builds the DDP model), one merged "
+        "report",
+        argtypes.int_at_least(1, "at least 1"),
+        _DEFAULTS.ranks,
+        "N",
     ),
     Option("--redact", REDACT_HELP),
 )
@@ -151,7 +160,7 @@ def by_dest(options: Iterable[Option]) -> dict[str, Option]:
 
 def settings_from(values: Mapping[str, Any]) -> Settings:
     """The `Settings` of parsed options (argparse's namespace as a dict): the measurement
-    options, and isolation where the command has it."""
+    options, and isolation and ranks where the command has them."""
     return Settings(
         warmup=values["warmup"],
         repeats=values["repeats"],
@@ -164,4 +173,5 @@ def settings_from(values: Mapping[str, Any]) -> Settings:
         isolate=values.get("isolate", False),
         timeout_s=values.get("timeout"),
         target_ci=values["target_ci"],
+        ranks=values.get("ranks") or 1,
     )

@@ -2,7 +2,8 @@
 timeout or Ctrl-C kills everything it started (compile workers too) and leaves nothing behind.
 
 Used by every place that runs measurements in another process: isolated modes and what-ifs,
-sweep targets (local and Ray engines) and the zoo surveys.
+data-parallel ranks (several at once, `run_processes`), sweep targets (local and Ray engines)
+and the zoo surveys.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class ProcessOutcome:
     wall_s: float
     timed_out: bool = False
     launch_error: str | None = None
+    stopped: bool = False  # killed because another process of the same run failed
 
     @property
     def signal(self) -> str | None:
@@ -84,6 +86,78 @@ def run_process(
         if on_end is not None:
             on_end(proc)
     return ProcessOutcome(returncode, _since(started))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One process of `run_processes`: its command, environment and where its output goes."""
+
+    command: Sequence[str]
+    env: Mapping[str, str] | None = None
+    stdout: IO[bytes] | int = subprocess.DEVNULL
+    stderr: IO[bytes] | int = subprocess.DEVNULL
+
+
+POLL_S = 0.05
+
+
+def run_processes(
+    launches: Sequence[Launch], timeout_s: float | None, cwd: str | Path | None = None
+) -> list[ProcessOutcome]:
+    """Run the processes at once, each in a process group of its own (stdin closed), until
+    every one has exited. When one fails (a non-zero exit status, a signal) the others are
+    killed (`stopped`): processes that wait on each other (data-parallel ranks in a collective)
+    would otherwise wait forever. After `timeout_s` every one still running is killed
+    (`timed_out`). Ctrl-C (any BaseException while waiting) kills them all and propagates."""
+    started = time.monotonic()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for launch in launches:
+            procs.append(_start(launch, cwd))
+    except OSError as exc:
+        for proc in procs:
+            kill_group(proc)
+        error = f"cannot start {launches[len(procs)].command[0]}: {exc}"
+        return [ProcessOutcome(None, 0.0, launch_error=error) for _ in launches]
+    try:
+        return _wait_all(procs, started, timeout_s)
+    except BaseException:  # Ctrl-C: leave nothing running behind
+        for proc in procs:
+            kill_group(proc)
+        raise
+
+
+def _start(launch: Launch, cwd: str | Path | None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        list(launch.command),
+        stdin=subprocess.DEVNULL,
+        stdout=launch.stdout,
+        stderr=launch.stderr,
+        cwd=cwd,
+        env=dict(launch.env) if launch.env is not None else None,
+        start_new_session=True,
+    )
+
+
+def _wait_all(
+    procs: list[subprocess.Popen[bytes]], started: float, timeout_s: float | None
+) -> list[ProcessOutcome]:
+    outcomes: dict[int, ProcessOutcome] = {}
+    while len(outcomes) < len(procs):
+        for index, proc in enumerate(procs):
+            if index not in outcomes and proc.poll() is not None:
+                outcomes[index] = ProcessOutcome(proc.returncode, _since(started))
+        failed = any(o.returncode != 0 for o in outcomes.values())
+        late = timeout_s is not None and time.monotonic() - started > timeout_s
+        if failed or late:
+            for index, proc in enumerate(procs):
+                if index not in outcomes:
+                    kill_group(proc)
+                    outcomes[index] = ProcessOutcome(
+                        proc.returncode, _since(started), timed_out=late, stopped=not late
+                    )
+        time.sleep(POLL_S if len(outcomes) < len(procs) else 0.0)
+    return [outcomes[i] for i in range(len(procs))]
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -30,6 +30,7 @@ from advisor.core.model import (
     ModeError,
     ModeResult,
     Note,
+    RankTimings,
     RecompileAdvice,
     RecompileRecord,
     Report,
@@ -103,6 +104,9 @@ class Redactor:
         )
         return replace(mode, error=error)
 
+    def rank(self, timings: RankTimings) -> RankTimings:
+        return replace(timings, modes=tuple(self.mode(m) for m in timings.modes))
+
     def graph(self, graph: GraphRecord) -> GraphRecord:
         return replace(
             graph,
@@ -166,6 +170,7 @@ def redact(report: Report) -> Report:
         actions=tuple(r.action(a) for a in report.actions),
         recompiles=tuple(r.recompile(a) for a in report.recompiles),
         warnings=tuple(r.note(n) for n in report.warnings),
+        ranks=tuple(r.rank(t) for t in report.ranks),
         redacted=True,
     )
 
@@ -181,6 +186,7 @@ def redact_measurements(measurements: Measurements) -> Measurements:
         capture=r.capture(m.capture),
         what_ifs=tuple(r.what_if(w) for w in m.what_ifs),
         notes=tuple(r.note(n) for n in m.notes),
+        ranks=tuple(r.rank(t) for t in m.ranks),
     )
 
 

@@ -102,8 +102,19 @@ _CATEGORIES: dict[str, Category] = {
             Knob("compiled_autograd=True", "compiled_autograd", "true", "isolate", kind="setting"),
         ),
         Category("other", "rewrite", "rewrite", ("rewrite", "isolate")),
+        # DistributedDataParallel's own forward (its logger, the context manager around the
+        # wrapped module): DDP runs it eagerly and compiles the module as a frame of its own
+        Category("ddp", "isolate", "isolate", ()),
     )
 }
+
+# What `torch._dynamo.config.optimize_ddp=False` does: one graph per frame, compiled whole,
+# so the gradients' all-reduce no longer overlaps the backward (measured against the default,
+# which splits the graph at DDP's gradient buckets).
+DDP_KNOB = Knob(
+    "optimize_ddp=False", "optimize_ddp", "false", "isolate", "ddp_no_overlap", kind="setting"
+)
+DDP_FILE = "torch/nn/parallel/distributed.py"
 
 LOOP_SKIP_CODE = "GB7000"  # "graph break in loop": chained after the break that caused it
 
@@ -167,7 +178,19 @@ def is_training_call(site: BreakSite) -> bool:
     return bool(_TRAINING_CALL.search(site.where.code)) and site.gb_code in ("GB0008", "GB0123")
 
 
+def is_ddp_break(site: BreakSite) -> bool:
+    """A break in DistributedDataParallel's own forward: its line, or a caller frame of it, is
+    in torch/nn/parallel/distributed.py (the logger call), or Dynamo names a DDP method as the
+    function it will not trace (the context manager around the wrapped module)."""
+    places = (site.where, *site.also_at, *((site.reached_from,) if site.reached_from else ()))
+    if any(p.file.replace("\\", "/").endswith(DDP_FILE) for p in places):
+        return True
+    return "`DistributedDataParallel." in site.explanation
+
+
 def category_for(site: BreakSite) -> Category:
+    if is_ddp_break(site):
+        return _CATEGORIES["ddp"]
     if is_training_call(site):
         return _CATEGORIES["training"]
     key = _CODE_CATEGORY.get(site.gb_code or "")

@@ -85,8 +85,11 @@ def prices(att: AttributionResult, lookup_us: float | None = None) -> Prices:
     lookups = [r.lookup_per_instance_us for r in att.regions.values() if r.lookup_per_instance_us]
     region = statistics.median(fixed) if fixed else 0.0
     spread = _iqr(fixed) / 2 if len(fixed) > 1 else 0.0
+    # per graph call: a region whose graph was split on purpose calls several per instance
     per_instance_graph = [
-        r.graph_call_us / r.graph_instances for r in att.regions.values() if r.graph_instances
+        r.graph_call_us / max(r.graph_calls, r.graph_instances)
+        for r in att.regions.values()
+        if r.graph_instances
     ]
     probe_graph = att.probe.graph_call_us
     candidates = [v for v in (probe_graph, *per_instance_graph) if v is not None and v > 0]

@@ -39,6 +39,8 @@ class Step:
 
 def decide(entry: BreakEntry, step: Step, what_ifs: tuple[WhatIf, ...]) -> BreakEntry:
     category = category_for(entry.site)
+    if category.key == "ddp":
+        return _ddp_own(entry, step)
     fix = category.fix
     estimate = cost.saving_for(entry.savings, fix) or 0.0
     decision = Decision(
@@ -68,6 +70,23 @@ def decide(entry: BreakEntry, step: Step, what_ifs: tuple[WhatIf, ...]) -> Break
         cost_share=decision.saving_ms / step.median_ms if step.median_ms > 0 else None,
         what_if_knob=measured.knob if measured is not None else None,
     )
+
+
+def _ddp_own(entry: BreakEntry, step: Step) -> BreakEntry:
+    """A break in DistributedDataParallel's own forward: DDP runs that code eagerly around the
+    module it wraps, which compiles as a frame of its own. Intended: nothing of the user's to
+    change and nothing of torch's to rewrite, so no fix saves anything."""
+    decision = Decision(
+        verdict="ignore",
+        category="ddp",
+        fix="isolate",
+        basis="estimate",
+        saving_ms=0.0,
+        threshold_ms=step.threshold_ms,
+        noise_ms=max(step.noise_ms, entry.cost_uncertainty_ms),
+        reason="ddp",
+    )
+    return replace(entry, decision=decision, cost_ms=0.0, cost_share=0.0)
 
 
 def _what_if_for(entry: BreakEntry, what_ifs: tuple[WhatIf, ...], step: Step) -> WhatIf | None:

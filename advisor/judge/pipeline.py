@@ -9,8 +9,10 @@ from dataclasses import replace
 from advisor.core.artifacts import Capture, Measurements
 from advisor.core.errors import first_line
 from advisor.core.model import Note, Report, Settings
+from advisor.judge import cost
 from advisor.judge.advise import advise, recompile_advice
 from advisor.judge.attribute import attribute
+from advisor.judge.splits import graph_splits
 
 
 def judge(measurements: Measurements, settings: Settings | None = None) -> Report:
@@ -27,6 +29,9 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
         sites=m.capture.sites,
         what_ifs=m.what_ifs,
         recompiles=recompile_advice(m.capture.recompiles),
+        splits=graph_splits(m.capture, None, 0.0),
+        ranks=m.ranks,
+        step_rank=m.step_rank,
         incomplete=m.incomplete,
         created_at=m.created_at,
         wall_s=m.wall_s,
@@ -45,6 +50,7 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
             actions=advice.actions,
             attribution=att.attribution,
             recompiles=advice.recompiles,
+            splits=graph_splits(m.capture, att, cost.prices(att).graph_call_us),
         )
     return replace(report, warnings=tuple(notes))
 

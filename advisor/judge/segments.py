@@ -52,6 +52,9 @@ class RegionInstance:
     duration_us: float
     ancestors: tuple[str, ...] = ()  # compile ids of the enclosing instances, outermost first
     calls_graph: bool = False  # a graph-call event inside (False: empty graph, or none seen)
+    # Graph-call events directly inside: 1 for a region whose graph is called whole, one per
+    # piece where the graph was split on purpose (DDP's optimizer: one per gradient bucket).
+    graph_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -316,7 +319,14 @@ def _region(seg: _Segmenter, region: TraceEvent, parent: tuple[str, ...]) -> Non
             work=[(g_start, g_end, False)],
         )
     seg.regions.append(
-        RegionInstance(cid, start, region.duration_us, parent, calls_graph=bool(graph_calls))
+        RegionInstance(
+            cid,
+            start,
+            region.duration_us,
+            parent,
+            calls_graph=bool(graph_calls),
+            graph_calls=len(graph_calls),
+        )
     )
     for g in graph_calls:  # a forward graph's backward shares its autograd sequence number
         if g.sequence_nr is not None:

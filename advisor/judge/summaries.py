@@ -30,6 +30,13 @@ class RegionSummary:
     # (engine node, AOTAutograd's wrapper) and how many backward graph calls there were.
     backward_hop_us: float = 0.0
     backward_calls: float = 0.0
+    graph_calls: float = 0.0  # graph-call events inside its instances, per call
+
+    @property
+    def graph_calls_per_instance(self) -> float | None:
+        """Graph calls per instance that calls a graph: 1, or the pieces of a graph split on
+        purpose (DDP's optimizer); None when no instance called a graph."""
+        return self.graph_calls / self.graph_instances if self.graph_instances else None
 
     @property
     def fixed_us(self) -> float | None:
@@ -138,6 +145,7 @@ def _region_summaries(
     backward = _per_call(rows, n, lambda r: (r.compile_id if r.kind == "backward" else None, 1.0))
     counts = _instance_counts(per_call, n, graph_only=False)
     graph_counts = _instance_counts(per_call, n, graph_only=True)
+    calls = _graph_call_counts(per_call, n)
     return {
         cid: RegionSummary(
             cid,
@@ -148,9 +156,19 @@ def _region_summaries(
             median_or_zero(lookup.get(cid, [0.0])),
             median_or_zero(hop.get(cid, [0.0])),
             median_or_zero(backward.get(cid, [0.0])),
+            median_or_zero(calls.get(cid, [0.0] * n)),
         )
         for cid in counts
     }
+
+
+def _graph_call_counts(per_call: list[CallSegments], n: int) -> dict[str, list[float]]:
+    """Per compile id and call: the graph-call events inside its region instances."""
+    counts: dict[str, list[float]] = defaultdict(lambda: [0.0] * n)
+    for index, cs in enumerate(per_call):
+        for r in cs.regions:
+            counts[r.compile_id][index] += r.graph_calls
+    return counts
 
 
 def _instance_counts(

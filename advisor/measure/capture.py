@@ -74,6 +74,7 @@ class _Records:
     graph_text: dict[str, str] = field(default_factory=dict)
     breaks: dict[str, list[ta.ParsedBreak]] = field(default_factory=dict)
     recompile_text: dict[str, str] = field(default_factory=dict)
+    ddp_graphs: dict[str, int] = field(default_factory=dict)  # DDP's split, per compile id
     notes: list[Note] = field(default_factory=list)
 
 
@@ -130,6 +131,8 @@ def _sort_records(records: list[ta.TraceRecord]) -> _Records:
                 out.breaks.setdefault(cid, []).append(parsed)
         elif rec.event == "recompile_reasons" and rec.payload:
             out.recompile_text[cid] = rec.payload
+        elif rec.event == ta.DDP_SPLIT_CHILD:
+            out.ddp_graphs[cid] = out.ddp_graphs.get(cid, 0) + 1
     if not out.metrics and out.order:
         out.notes.append(Note("no_compilation_metrics"))
     if not out.order:
@@ -273,6 +276,7 @@ def _frames(
                 resume_of=origin[0] if origin else None,
                 resume_line=origin[1] if origin else None,
                 recompile_reason=ta.one_line_guard_reason(reason) if reason else None,
+                ddp_graphs=records.ddp_graphs.get(cid, 0),
             )
         )
     return frames
@@ -347,6 +351,7 @@ def _graphs(frames: list[FrameRecord], graph_text: Mapping[str, str]) -> tuple[G
             compile_s=f.compile_s,
             recompile_reason=f.recompile_reason,
             end_reason="graph_break" if f.end_break_id else "return_value",
+            ddp_graphs=f.ddp_graphs,
         )
         for f in frames
         if f.ops is not None and not f.skipped

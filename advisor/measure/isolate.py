@@ -140,7 +140,7 @@ def run_task(
                 command(request, result, faults),
                 timeout_s,
                 stderr=stderr,
-                env=_child_environment(),
+                env=child_environment(),
                 before_kill=_ask_for_stack,
             )
         if outcome.launch_error:
@@ -162,7 +162,7 @@ def run_task(
             return crash_error(f"wrote a result that cannot be read ({exc})", "")
 
 
-def _child_environment() -> dict[str, str]:
+def child_environment() -> dict[str, str]:
     """This process's environment, with its import path: the worker imports the target's
     modules as this process did."""
     env = dict(os.environ)

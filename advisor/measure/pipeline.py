@@ -14,6 +14,7 @@ from typing import Any
 from advisor.core.artifacts import Capture, Measurements, ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import (
+    BreakSite,
     Environment,
     ModeResult,
     Note,
@@ -21,7 +22,7 @@ from advisor.core.model import (
     WhatIf,
     WorkloadInfo,
 )
-from advisor.measure import environment, harness
+from advisor.measure import environment, harness, lockstep, placement
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import fitting_threads, pinned
 from advisor.measure.stages import measure_what_if, warm_default_stage, what_if_plan
@@ -140,6 +141,9 @@ def _measure(
     collected.capture = session.result()
     collected.notes += [*run.notes, *collected.capture.notes]
     collected.modes = list(run.modes)
+    if not lockstep.agreed(settings, "default" in run.calls):
+        collected.notes.append(Note("ranks_disagree", "the default mode"))
+        return
     if "default" not in run.calls:
         return
     progress(f"profiling {settings.profile_calls} warm calls of the default mode...")
@@ -151,8 +155,18 @@ def _measure(
     if not settings.what_if:
         return
     sites = collected.capture.sites
-    for plan in what_if_plan(sites):
+    plans = what_if_plan(sites, ddp=placement.holds_ddp(workload))
+    # every site: whether any skips its frame decides how each what-if is timed
+    if not lockstep.agreed(settings, ([p.label for p in plans], [_site_key(s) for s in sites])):
+        collected.notes.append(Note("ranks_disagree", "the what-ifs"))
+        return
+    for plan in plans:
         progress(f"what-if: measuring {plan.label} ({len(plan.targets)} break(s))...")
         collected.what_ifs.append(
             measure_what_if(workload, plan, run.reference_output, settings, device, sites)
         )
+
+
+def _site_key(site: BreakSite) -> tuple[str | None, str, int, bool]:
+    """A break as ranks compare it: its code, line and whether Dynamo skips its frame."""
+    return site.gb_code, site.where.file, site.where.line, site.frame_skipped

@@ -58,6 +58,20 @@ def module_roots(workload: Workload) -> dict[str, Any]:
     return found
 
 
+def holds_ddp(workload: Workload) -> bool:
+    """Whether a module the workload compiles or reaches is, or holds, a DistributedDataParallel
+    module (its graphs are then split at gradient-bucket boundaries by DDP's optimizer)."""
+    try:
+        from torch.nn.parallel import DistributedDataParallel
+    except ImportError:  # a build without torch.distributed
+        return False
+    return any(
+        isinstance(sub, DistributedDataParallel)
+        for module in module_roots(workload).values()
+        for sub in module.modules()
+    )
+
+
 def _held_by(
     fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Iterator[tuple[str, Any]]:

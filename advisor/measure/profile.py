@@ -136,6 +136,7 @@ def profile_calls(
     warmup: int = 2,
     probe: Probe | None = None,
     sessions: int = 1,
+    unprofiled: int | None = None,
 ) -> ProfileTrace:
     """Profile `n_calls` warm calls of `call` (already compiled and warmed up by the caller, or
     by the `warmup` calls here). Each call runs inside `record_function(RECORD_NAME)`; on CUDA
@@ -149,6 +150,10 @@ def profile_calls(
     `probe`, when given, is a warm call of the compiled probe; it is profiled in the same
     sessions, alternating with the workload's calls (so both see the same machine state), each
     inside `record_function(PROBE_RECORD_NAME)`.
+
+    `unprofiled`, when given, is how many unprofiled reference calls to time in all, instead
+    of a count from a timed call (data-parallel ranks must all call the workload the same
+    number of times: its collectives wait on every rank).
     """
     if n_calls < 1:
         raise ValueError("n_calls must be at least 1")
@@ -156,7 +161,7 @@ def profile_calls(
     for _ in range(warmup):
         call()
     ta.synchronize(device)
-    wanted = _unprofiled_wanted(call, n_calls, device)
+    wanted = unprofiled if unprofiled is not None else _unprofiled_wanted(call, n_calls, device)
     calibration = calibrate_event_overhead()
     probe_unprofiled: list[float] = []
     probe_break: float | None = None

@@ -18,8 +18,17 @@ from typing import Any
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import BreakSite, Note, Settings, WhatIf
-from advisor.core.taxonomy import Knob, category_for, is_training_call, knob_for, noop_for
+from advisor.core.taxonomy import (
+    DDP_KNOB,
+    Knob,
+    category_for,
+    is_ddp_break,
+    is_training_call,
+    knob_for,
+    noop_for,
+)
 from advisor.measure import harness
+from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
 from advisor.measure.variants import (
@@ -69,7 +78,12 @@ def profile_default(
         notes.append(Note("probe_failed", detail=f"{type(exc).__name__}: {first_line(exc)}"))
     with filtered_native_stderr():
         return profile_calls(
-            call, settings.profile_calls, device, probe=probe, sessions=PROFILE_SESSIONS
+            call,
+            settings.profile_calls,
+            device,
+            probe=probe,
+            sessions=PROFILE_SESSIONS,
+            unprofiled=unprofiled_calls(settings, settings.profile_calls),
         )
 
 
@@ -99,11 +113,18 @@ class WhatIfPlan:
         return replace(record, error=error)
 
 
-def what_if_plan(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
+def what_if_plan(sites: tuple[BreakSite, ...], ddp: bool = False) -> list[WhatIfPlan]:
     """What to try, from the kinds of break captured alone (nothing has been judged yet): each
     config knob that could remove a break, each side effect to make a no-op, and, where there
     are breaks, the two placements (disable the functions holding them; compile only the
-    break-free sub-modules)."""
+    break-free sub-modules). DistributedDataParallel's own breaks are not the user's to fix:
+    nothing is tried for them; with `ddp` (the workload holds a DDP module), DDP's optimizer
+    turned off (one graph per frame instead of one per gradient bucket) is tried instead."""
+    ddp_plans = [WhatIfPlan("knob", (), knob=DDP_KNOB)] if ddp else []
+    return _plans(tuple(s for s in sites if not is_ddp_break(s))) + ddp_plans
+
+
+def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
     by_knob: dict[Knob, list[BreakSite]] = {}
     by_noop: dict[str, list[BreakSite]] = {}
     for site in sites:

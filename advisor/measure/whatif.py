@@ -74,6 +74,8 @@ def _ab_result(baseline: LatencyStats, variant: LatencyStats, notes: tuple[Note,
 def knob_value(knob: Knob) -> Any:
     if knob.value_spec == "true":
         return True
+    if knob.value_spec == "false":
+        return False
     if knob.value_spec == "print":
         return {print}
     if knob.value_spec.startswith("logger:"):

@@ -57,6 +57,7 @@ class ScenarioInfo:
     gb_code: str | None
     line: int | None
     summary: str
+    ranks: int = 1  # data-parallel ranks it runs with (`advisor run NAME --ranks N`)
 
 
 def scenario_names() -> list[str]:
@@ -303,4 +304,5 @@ def scenario_info(name: str) -> ScenarioInfo:
         gb_code=getattr(module, "EXPECTED_GB_CODE", None),
         line=getattr(module, "EXPECTED_LINE", None),
         summary=doc.split("\n\n", 1)[0].replace("\n", " "),
+        ranks=int(getattr(module, "RANKS", 1)),
     )

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from advisor.core.model import Action, BreakEntry, CodeUnit, Report, WhatIf
 from advisor.core.paths import is_installed
+from advisor.core.taxonomy import DDP_KNOB
 from advisor.render.formatting import Display, fmt_ms, location
+from advisor.render.ranks import DDP_NO_OVERLAP
 from advisor.render.recipes import category_title
 
 GUARD_CONDITION = (
@@ -62,6 +64,11 @@ def title_of(action: Action, ctx: ActionContext, display: Display) -> str:
 
 def _knob(action: Action, ctx: ActionContext, display: Display) -> str:
     n = len(action.breaks)
+    if action.knob == DDP_KNOB.name:
+        return (
+            f"Set `torch._dynamo.config.{action.knob}`: one graph instead of one per gradient "
+            f"bucket{_steps(action, ctx)} (measured); {DDP_NO_OVERLAP}"
+        )
     return f"Set `torch._dynamo.config.{action.knob}` (removes {n} break(s), measured)"
 
 

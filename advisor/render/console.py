@@ -7,6 +7,7 @@ import re
 from tabulate import tabulate
 
 from advisor.core.model import Report
+from advisor.render.ranks import RANK_HEADERS
 from advisor.render.view import (
     ACTION_HEADERS,
     BREAK_HEADERS,
@@ -35,6 +36,10 @@ def render_text(report: Report) -> str:
     if v.actions:
         out += ["", "What to do first:", _table(ACTION_HEADERS, action_rows(v))]
     out += ["", _table(v.mode_headers, v.mode_rows)]
+    if v.rank_rows:
+        out += ["", "Ranks:", _table(RANK_HEADERS, v.rank_rows)]
+        out += [v.rank_note] if v.rank_note else []
+    out += ["", *v.splits] if v.splits else []
     if v.breaks:
         out += [
             "",

@@ -8,6 +8,7 @@ import html
 
 from advisor.core.model import Report
 from advisor.render import figures
+from advisor.render.ranks import RANK_HEADERS
 from advisor.render.templates import environment
 from advisor.render.view import ACTION_HEADERS, BREAK_HEADERS, action_rows, break_rows, build_view
 
@@ -25,6 +26,7 @@ def render_html(report: Report) -> str:
         action_rows=action_rows(view),
         break_headers=BREAK_HEADERS,
         break_rows=break_rows(view),
+        rank_headers=RANK_HEADERS,
         figures={
             "latency": _b64(figures.latency_figure(report)),
             "breaks": _b64(figures.break_cost_figure(report)),

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from advisor.core.model import Report
+from advisor.render.ranks import RANK_HEADERS
 from advisor.render.templates import environment, md_cell
 from advisor.render.view import (
     ACTION_HEADERS,
@@ -38,6 +39,7 @@ def _tables(v: ReportView) -> dict[str, str]:
             ("compile id", "function", "reason", "compile s", "recommendation"), v.recompile_rows
         ),
         "segments": md_table(("segment", "µs per profiled call", "share"), v.segment_rows),
+        "ranks": md_table(RANK_HEADERS, v.rank_rows),
     }
 
 

@@ -57,6 +57,16 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         f"({_int(n, 'free')} free): threads that wait on descheduled ones make the timings "
         "slow and noisy"
     ),
+    # data-parallel ranks
+    "ranks_disagree": lambda n: (
+        f"the ranks measured different things before {n.subject} (a rank's mode failed, or "
+        "its breaks differ): every rank skipped it, so they stay in lockstep"
+    ),
+    "rank_breaks_differ": lambda n: (
+        f"{n.subject}'s breaks differ from rank {_int(n, 'step')}'s (the step's): "
+        f"{_int(n, 'missing')} of rank {_int(n, 'step')}'s missing, {_int(n, 'extra')} others "
+        "(matched by code, file, line and source)"
+    ),
     # capture
     "break_unparsed": lambda n: f"{n.subject}: could not parse a graph-break message",
     "no_compilation_metrics": lambda n: (

@@ -26,6 +26,7 @@ from advisor.render.formatting import fmt_ms as _ms
 from advisor.render.formatting import fmt_num as _num
 from advisor.render.formatting import fmt_pct as _pct
 from advisor.render.formatting import location as location
+from advisor.render.ranks import DDP_NO_OVERLAP, DDP_WHY
 from advisor.render.recipes import LIBRARY_RECIPE as LIBRARY_RECIPE
 from advisor.render.recipes import LOOP_RECIPE as LOOP_RECIPE
 from advisor.render.recipes import RECIPES as RECIPES
@@ -42,6 +43,7 @@ BEHAVIOUR = {
         "not reordered"
     ),
     "logging_noop": "the logging call becomes a no-op in compiled code",
+    "ddp_no_overlap": DDP_NO_OVERLAP,
 }
 
 FIX_WORDS = {
@@ -56,6 +58,7 @@ VERDICT_REASONS = {
     "below_noise": "within noise",
     "below_share": "small",
     "never_ran": "never ran",
+    "ddp": "DDP's own",
 }
 
 
@@ -82,6 +85,8 @@ def why(entry: BreakEntry, report: Report) -> str:
     head = f"{category_title(d.category)}; runs {entry.occurrences_per_call:g}x per call; "
     if d.reason == "never_ran":
         return head + "it did not run in the profiled calls, so it costs nothing here."
+    if d.reason == "ddp":
+        return DDP_WHY
     amount = f"{basis} of {fix}: {_ms(d.saving_ms)} ms/call"
     if d.reason == "below_share":
         verdict = (
@@ -174,6 +179,8 @@ def what_if_line(w: WhatIf) -> str:
             f"95% CI {ci}; matches eager: {match}; {w.rounds} rounds, interleaved"
         )
     removed = f"removes {len(w.removed)} of {len(w.targets)} targeted break(s)"
+    if w.kind == "setting" and not w.targets:
+        removed = "a setting for the whole step, no break targeted"
     if w.new_breaks:
         removed += f", {len(w.new_breaks)} new break(s) in their place"
     timing = "interleaved" if w.interleaved else "one after the other (the original skips frames)"
@@ -194,7 +201,7 @@ def behaviour_warning(w: WhatIf) -> str | None:
             f"stdout differs under the knob: {before} characters per call before, "
             f"{after} after{dropped}"
         )
-    elif w.behaviour_change in ("logging_noop",):
+    elif w.behaviour_change in ("logging_noop", "ddp_no_overlap"):
         notes.append(BEHAVIOUR[w.behaviour_change])
     if w.recompiled_while_timed:
         notes.append("the variant recompiled while being timed")

@@ -9,6 +9,7 @@ from advisor.core.model import BreakEntry, BreakSite, Report
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import skipped_in_loop
 from advisor.render.formatting import Display, fmt_ms, location
+from advisor.render.ranks import DDP_RECIPE
 
 TITLES = {
     "data_dependent_branch": "data-dependent branch",
@@ -22,6 +23,7 @@ TITLES = {
     "explicit": "explicit torch._dynamo.graph_break()",
     "training": "backward / optimizer call inside the compiled function",
     "other": "other unsupported construct",
+    "ddp": "DistributedDataParallel's own code",
 }
 
 RECIPES = {
@@ -94,6 +96,8 @@ RECIPES = {
         "to move it out of the compiled function."
     ),
 }
+
+RECIPES["ddp"] = DDP_RECIPE
 
 SKIPPED_RECIPE = (
     "Dynamo could not compile any part of the frame `{function}`, so it runs entirely in eager "

@@ -13,7 +13,7 @@ from functools import partial
 
 from advisor.core.model import ModeResult, Report
 from advisor.core.paths import common_folder, display_path
-from advisor.render import prose
+from advisor.render import prose, ranks
 from advisor.render.alerts import alerts
 from advisor.render.formatting import MODE_LABELS, Display, fmt_bytes, fmt_ms, fmt_pct, fmt_s
 from advisor.render.notes import note_text
@@ -65,6 +65,9 @@ class ReportView:
     warnings: tuple[str, ...]
     what_ifs: tuple[str, ...] = field(default_factory=tuple)
     redacted: bool = False
+    rank_rows: tuple[tuple[str, ...], ...] = ()  # data-parallel run: each rank's modes
+    rank_note: str | None = None
+    splits: tuple[str, ...] = ()  # graphs split on purpose (DDP's optimizer)
 
 
 BREAK_HEADERS = (
@@ -131,6 +134,9 @@ def build_view(report: Report) -> ReportView:
         warnings=tuple(note_text(n) for n in report.warnings),
         what_ifs=tuple(prose.what_if_line(w) for w in report.what_ifs),
         redacted=report.redacted,
+        rank_rows=ranks.rank_rows(report),
+        rank_note=ranks.rank_note(report),
+        splits=ranks.split_lines(report),
     )
 
 
@@ -206,6 +212,13 @@ def _harness(report: Report) -> str:
         f"{st.warmup} warm-up calls, {rounds}; blocks of at least {st.min_block_s * 1e3:g} ms, "
         f"budget {st.budget_s:g} s{threads}"
     )
+    if st.ranks > 1:
+        limit = f", timeout {st.timeout_s:g} s" if st.timeout_s else ""
+        return (
+            f"{st.ranks} data-parallel ranks at once, in lockstep{limit}: {st.warmup} warm-up "
+            f"calls, exactly {st.repeats} interleaved rounds of one call per block per rank "
+            f"(no interval target: every rank must make the same calls){threads}"
+        )
     if st.isolate:
         limit = f" (timeout {st.timeout_s:g} s)" if st.timeout_s else ""
         text += (

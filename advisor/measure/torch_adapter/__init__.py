@@ -87,6 +87,7 @@ from advisor.measure.torch_adapter.profiler import (
     synchronize,
 )
 from advisor.measure.torch_adapter.structured_trace import (
+    DDP_SPLIT_CHILD,
     TRACE_LOGGER,
     StructuredTraceListener,
     TraceRecord,
@@ -97,6 +98,7 @@ __all__ = [
     "ATEN_PREFIX",
     "CPU_MEMORY_METHOD",
     "CUDA_MEMORY_METHOD",
+    "DDP_SPLIT_CHILD",
     "DYNAMO_LOGGER",
     "GB_DOC_URL",
     "GRAPH_CALL_PREFIXES",

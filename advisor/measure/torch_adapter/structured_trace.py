@@ -11,7 +11,9 @@ from typing import Any
 # --- the structured-trace logger (capture during the benchmarked compile) ---------------------
 
 TRACE_LOGGER = "torch.__trace"
-_TRACE_EVENTS = ("dynamo_start", "compilation_metrics", "dynamo_output_graph")
+# One record per graph DDP's optimizer split a frame's graph into (its `name`: submod_N).
+DDP_SPLIT_CHILD = "optimize_ddp_split_child"
+_TRACE_EVENTS = ("dynamo_start", "compilation_metrics", "dynamo_output_graph", DDP_SPLIT_CHILD)
 _TRACE_ARTIFACTS = ("dynamo_graph_break_reason", "recompile_reasons")
 _METRIC_KEYS = (
     "co_name",
