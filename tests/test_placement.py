@@ -102,6 +102,46 @@ def test_a_clean_root_needs_no_regions() -> None:
     assert placement.clean_regions(roots, placement.record_calls(workload, roots)) == []
 
 
+class Operator:
+    """A library object passed between modules whose `shape` is a method (as in
+    linear_operator), not a tuple."""
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.t = t
+
+    def shape(self) -> torch.Size:
+        return self.t.shape
+
+
+class UsesAnOperator(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, op: Operator) -> torch.Tensor:
+        return torch.relu(self.fc(x)) + op.t
+
+
+class TakesAnOperator(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = UsesAnOperator()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        print("x")  # a break in the root, so its children are searched
+        return self.inner(x, Operator(x))
+
+
+def test_inputs_of_any_type_are_keyed_without_reading_their_shape(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    torch.manual_seed(0)
+    workload = Workload(TakesAnOperator().eval(), (torch.randn(4, 8),))
+    roots = placement.module_roots(workload)
+    regions = placement.clean_regions(roots, placement.record_calls(workload, roots))
+    assert [path for path, _ in regions] == ["model.inner"]
+
+
 def print_site() -> BreakSite:
     where = Location(str(HERE), BREAK_LINE, "report", "print(...)")
     return BreakSite("B1", "GB0059", "Failed to trace builtin operator", where)

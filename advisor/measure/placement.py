@@ -231,8 +231,14 @@ def _traces_clean(
 
 
 def _shapes(call: _Recorded) -> str:
+    """The call's inputs by shape (tensors) or type (anything else: a library object's
+    `shape` may be a method)."""
+    import torch
+
     leaves, _ = torch_adapter.tree_leaves_and_spec((call.args, call.kwargs))
-    return repr([tuple(getattr(leaf, "shape", ())) for leaf in leaves])
+    return repr(
+        [tuple(leaf.shape) if isinstance(leaf, torch.Tensor) else type(leaf) for leaf in leaves]
+    )
 
 
 def _breakless(module: Any, call: _Recorded) -> bool:
