@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 
 import pytest
 
@@ -22,3 +23,17 @@ def test_dynamo_warnings_muted_then_restored(caplog: pytest.LogCaptureFixture) -
     messages = [r.getMessage() for r in caplog.records]
     assert "Graph break from `Tensor.item()`" not in messages
     assert "errors still show" in messages
+
+
+def test_dynamo_python_warnings_ignored_and_the_workloads_kept() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with muted_dynamo_warnings():
+            for module in ("torch._dynamo.variables.functions", "torch._dynamo", "mylib.model"):
+                warnings.warn_explicit("Dynamo does not know how to trace", UserWarning, "f.py",
+                                       1, module=module)  # fmt: skip
+        warnings.warn_explicit("after", UserWarning, "f.py", 2, module="torch._dynamo.utils")
+    assert [(str(w.message), w.lineno) for w in caught] == [
+        ("Dynamo does not know how to trace", 1),  # mylib's
+        ("after", 2),  # the filter is gone afterwards
+    ]

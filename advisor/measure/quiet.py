@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 
 from advisor.measure import torch_adapter as ta
@@ -48,13 +49,17 @@ def filtered_native_stderr() -> Iterator[None]:
 
 @contextlib.contextmanager
 def muted_dynamo_warnings() -> Iterator[None]:
-    """Raise the `torch._dynamo` logger to ERROR for the duration: its warnings (e.g. "Graph
-    break from `Tensor.item()`") repeat what the report says, with a traceback each. The
-    structured trace the capture reads goes through another logger and is not affected."""
+    """Raise the `torch._dynamo` logger to ERROR for the duration, and ignore the Python
+    warnings Dynamo's own modules issue: both (e.g. "Graph break from `Tensor.item()`", "Dynamo
+    does not know how to trace the builtin ...") repeat what the report says, at length. The
+    structured trace the capture reads goes through another logger and is not affected; the
+    workload's own warnings are kept."""
     logger = logging.getLogger(ta.DYNAMO_LOGGER)
     saved = logger.level
     logger.setLevel(max(saved, logging.ERROR))
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", module=ta.DYNAMO_WARNING_MODULES)
+            yield
     finally:
         logger.setLevel(saved)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from advisor.measure.torch_adapter.compiler import (
     DYNAMO_LOGGER,
+    DYNAMO_WARNING_MODULES,
     DisabledFrames,
     EnabledFrames,
     InductorBackend,
@@ -100,6 +101,7 @@ __all__ = [
     "CUDA_MEMORY_METHOD",
     "DDP_SPLIT_CHILD",
     "DYNAMO_LOGGER",
+    "DYNAMO_WARNING_MODULES",
     "GB_DOC_URL",
     "GRAPH_CALL_PREFIXES",
     "LOOKUP_EVENT",

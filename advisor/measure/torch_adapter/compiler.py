@@ -189,6 +189,8 @@ def tree_leaves_and_spec(value: Any) -> tuple[list[Any], Any]:
 
 
 DYNAMO_LOGGER = "torch._dynamo"
+# The modules whose Python warnings are Dynamo's own (`warnings.filterwarnings(module=...)`).
+DYNAMO_WARNING_MODULES = r"torch\._dynamo(\.|$)"
 
 
 # --- running chosen frames eagerly (what `torch.compiler.disable` does) -------------------------
