@@ -270,3 +270,24 @@ def test_a_disable_title_names_the_users_functions_then_counts_the_librarys() ->
     assert "and the library functions `Messenger.f0`" in title
     assert "and 2 more (report.json lists them)" in title
     assert title.count("library code: wrap it where you set up the model") == 1
+
+
+def test_where_default_compile_fails_the_first_action_is_to_run_eagerly() -> None:
+    from advisor.core.model import ModeError
+    from advisor.judge.pipeline import judge
+    from tests.support.reports import measurements_of
+
+    lib = "/venv/lib/python3.11/site-packages/solver/steps.py"
+    error = ModeError("InductorError", "LoweringException: aten._unique2\nat", file=lib, line=232)
+    failed = ModeResult("default", "failed", error=error)
+    saved = measurements_of(full_report())
+    modes = tuple(failed if m.mode == "default" else m for m in saved.modes)
+    report = judge(dataclasses.replace(saved, modes=modes))
+    (action,) = report.actions
+    assert (action.kind, action.fix, action.step_ms) == ("eager", "compile_failed", 1.0)
+    title = prose.action_title(action, report, displayer(report))
+    assert title.startswith(
+        "Do not compile `demo`: default torch.compile fails here "
+        "(InductorError: LoweringException: aten._unique2) at solver/steps.py:232"
+    )
+    assert "report it upstream with that line" in title

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from advisor.core.model import Action, BreakEntry, Ledger, RecompileAdvice
+from advisor.core.model import Action, BreakEntry, Ledger, Location, ModeResult, RecompileAdvice
 from advisor.core.paths import is_installed
 from advisor.judge.decide import Step
 from advisor.judge.ledger import beats
@@ -227,3 +227,25 @@ def _location_problem(action: Action, entries: list[BreakEntry]) -> str:
     if action.kind in ("regional", "disable") and not action.subjects:
         return "a placement with nothing to place"
     return ""
+
+
+def compile_failed_actions(modes: dict[str, ModeResult]) -> tuple[Action, ...]:
+    """Where default torch.compile fails and eager runs: not compiling, at the failing line
+    when the error names one (a library line is for an upstream report)."""
+    default, eager = modes.get("default"), modes.get("eager")
+    if default is None or default.status != "failed" or eager is None or eager.latency is None:
+        return ()
+    error = default.error
+    where = None
+    if error is not None and error.file and error.line:
+        where = Location(error.file, error.line, "", error.code or "")
+    return (
+        Action(
+            kind="eager",
+            saving_ms=None,
+            measured=True,
+            fix="compile_failed",
+            where=where,
+            step_ms=eager.latency.median_ms,
+        ),
+    )

@@ -8,8 +8,9 @@ from dataclasses import replace
 
 from advisor.core.artifacts import Capture, Measurements
 from advisor.core.errors import first_line
-from advisor.core.model import Note, Report, Settings
+from advisor.core.model import ModeResult, Note, Report, Settings
 from advisor.judge import cost
+from advisor.judge.actions import compile_failed_actions
 from advisor.judge.advise import advise, recompile_advice
 from advisor.judge.attribute import attribute
 from advisor.judge.splits import graph_splits
@@ -40,7 +41,7 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
     default = m.mode("default")
     if m.trace is not None and default is not None and default.latency is not None:
         att = attribute(m.trace, m.capture, default.latency.median_ms)
-        modes = {mode.mode: mode for mode in m.modes}
+        modes = dict_of(m.modes)
         advice = advise(att, m.capture, modes, m.what_ifs, settings.ignore_share)
         notes += [*att.notes, *advice.notes]
         report = replace(
@@ -52,7 +53,13 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
             recompiles=advice.recompiles,
             splits=graph_splits(m.capture, att, cost.prices(att).graph_call_us),
         )
+    else:
+        report = replace(report, actions=compile_failed_actions(dict_of(m.modes)))
     return replace(report, warnings=tuple(notes))
+
+
+def dict_of(modes: tuple[ModeResult, ...]) -> dict[str, ModeResult]:
+    return {mode.mode: mode for mode in modes}
 
 
 def judge_partial(measurements: Measurements, settings: Settings | None = None) -> Report:

@@ -11,7 +11,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from advisor.core.model import Action, BreakEntry, CodeUnit, Report, WhatIf
+from advisor.core.errors import first_line
+from advisor.core.model import Action, BreakEntry, CodeUnit, ModeResult, Report, WhatIf
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import DDP_KNOB
 from advisor.render.formatting import Display, fmt_ms, location
@@ -34,6 +35,7 @@ class ActionContext:
     first: bool = False  # it is the report's first action
     step_ms: float | None = None  # the default-mode step (the ledger's)
     eager_ratio: float | None = None  # eager median / default median
+    compile_error: str | None = None  # why the default mode failed, when it did
 
 
 def action_context(action: Action, report: Report) -> ActionContext:
@@ -48,7 +50,14 @@ def action_context(action: Action, report: Report) -> ActionContext:
         first=report.actions[:1] == (action,),
         step_ms=report.ledger.step_ms if report.ledger else None,
         eager_ratio=ratio,
+        compile_error=_failure(default),
     )
+
+
+def _failure(mode: ModeResult | None) -> str | None:
+    if mode is None or mode.status != "failed" or mode.error is None:
+        return None
+    return f"{mode.error.type}: {first_line(mode.error.message)}"
 
 
 def action_title(action: Action, report: Report, display: Display) -> str:
@@ -106,8 +115,23 @@ def _disable(action: Action, ctx: ActionContext, display: Display) -> str:
 
 
 def _eager(action: Action, ctx: ActionContext, display: Display) -> str:
+    if action.fix == "compile_failed":
+        return _compile_failed(action, ctx, display)
     title = f"Do not compile `{ctx.workload}`: run it eagerly{_steps(action, ctx)} (measured)"
     return title + ("; nothing measured recovers what compiling costs" if ctx.first else "")
+
+
+def _compile_failed(action: Action, ctx: ActionContext, display: Display) -> str:
+    where, then = action.where, "report it upstream"
+    if where is not None:
+        mine = not is_installed(where.file)
+        then = "change that line" if mine else "report it upstream with that line"
+    at = f" at {location(where, display)}" if where else ""
+    return (
+        f"Do not compile `{ctx.workload}`: default torch.compile fails here"
+        f" ({ctx.compile_error or 'a compile error'}){at}, so run it eagerly; {then}, or "
+        "disable the function that fails"
+    )
 
 
 def _keep(action: Action, ctx: ActionContext, display: Display) -> str:
