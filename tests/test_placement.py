@@ -155,6 +155,13 @@ def test_the_function_holding_a_break_is_found_not_the_compiled_one() -> None:
     assert unit.where is not None and unit.where.line == Chatty.report.__code__.co_firstlineno
     forward_site = BreakSite("B2", None, "x", Location(str(HERE), BREAK_LINE + 3, "forward"))
     assert placement.functions_holding((forward_site,), Workload(model, (x,))) == []
+    import torch._dynamo.polyfills.builtins as polyfills
+
+    polyfill = polyfills.all.__code__  # Dynamo's `all`: a break can sit in it
+    in_dynamo = BreakSite(
+        "B3", None, "x", Location(polyfill.co_filename, polyfill.co_firstlineno + 1, "all")
+    )
+    assert placement.functions_holding((in_dynamo,), Workload(model, (x,))) == []
 
 
 def breaks_of(fn: Any, *args: Any) -> list[tuple[str | None, int]]:

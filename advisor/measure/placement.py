@@ -306,7 +306,7 @@ def functions_holding(
 ) -> list[tuple[CodeUnit, Callable[..., Any]]]:
     """For each break, the smallest live function whose code holds its line (a function made
     afresh on each call, such as a closure, gives way to the one it is made in); not the
-    compiled function itself, whose eager run is the eager mode."""
+    compiled function itself, whose eager run is the eager mode, nor Dynamo's own code."""
     root_codes = {_code(f) for f in (workload.fn, workload.compiled_module) if f is not None}
     functions = [
         f
@@ -316,6 +316,8 @@ def functions_holding(
     out: list[tuple[CodeUnit, Callable[..., Any]]] = []
     seen: set[types.CodeType] = set()
     for site in sites:
+        if torch_adapter.is_dynamo_own(site.where.file):
+            continue  # a polyfill Dynamo traces in place of a builtin: nothing to disable
         fn = _innermost(functions, site.where.file, site.where.line)
         if fn is None or fn.__code__ in root_codes or fn.__code__ in seen:
             continue

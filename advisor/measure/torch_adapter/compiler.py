@@ -189,6 +189,14 @@ def tree_leaves_and_spec(value: Any) -> tuple[list[Any], Any]:
 
 
 DYNAMO_LOGGER = "torch._dynamo"
+
+
+def is_dynamo_own(file: str) -> bool:
+    """Code of Dynamo's own (its polyfills of builtins such as `all`), which a break can be
+    located in but a user cannot disable or change."""
+    return "/torch/_dynamo/" in file.replace("\\", "/")
+
+
 # The modules whose Python warnings are Dynamo's own (`warnings.filterwarnings(module=...)`).
 DYNAMO_WARNING_MODULES = r"torch\._dynamo(\.|$)"
 
