@@ -291,3 +291,17 @@ def test_where_default_compile_fails_the_first_action_is_to_run_eagerly() -> Non
         "(InductorError: LoweringException: aten._unique2) at solver/steps.py:232"
     )
     assert "report it upstream with that line" in title
+
+
+def test_the_numerics_note_says_why_a_variant_matches() -> None:
+    from advisor.render.actions import numerics_note
+
+    base = Action("fullgraph", 0.1, measured=True, matches_eager=True)
+    rounding = dataclasses.replace(base, max_abs_diff=8.6e-6, default_abs_diff=8.6e-6)
+    assert numerics_note(rounding) == (
+        "its output differs from eager's by at most 8.6e-06, the default mode's by 8.6e-06: "
+        "the same floating-point rounding"
+    )
+    own_exact = dataclasses.replace(base, max_abs_diff=9.5e-7, default_abs_diff=0.0)
+    assert str(numerics_note(own_exact)).endswith("by 0: within the dtype's tolerance")
+    assert numerics_note(dataclasses.replace(base, max_abs_diff=0.0, default_abs_diff=0.0)) is None

@@ -15,6 +15,7 @@ from advisor.core.errors import first_line
 from advisor.core.model import Action, BreakEntry, CodeUnit, ModeResult, Report, WhatIf
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import DDP_KNOB
+from advisor.judge.numerics import DEFAULT_DIFF_MULTIPLE
 from advisor.render.formatting import Display, fmt_ms, location
 from advisor.render.ranks import DDP_NO_OVERLAP
 from advisor.render.recipes import category_title
@@ -255,14 +256,20 @@ def regions_summary(units: tuple[CodeUnit, ...]) -> str:
 
 
 def numerics_note(action: Action) -> str | None:
-    """Where a measured variant's output is accepted by the default mode's own numerics."""
+    """A measured variant's difference from eager beside the default mode's own."""
     if action.matches_eager is not True or not action.max_abs_diff:
         return None  # identical to eager's: nothing to judge
     if action.default_abs_diff is None:
         return None
+    diff, own = action.max_abs_diff, action.default_abs_diff
+    why = (
+        "the same floating-point rounding"
+        if own and diff <= DEFAULT_DIFF_MULTIPLE * own
+        else "within the dtype's tolerance"
+    )
     return (
-        f"its output differs from eager's by at most {action.max_abs_diff:.2g}, the default "
-        f"mode's by {action.default_abs_diff:.2g}: the same floating-point rounding"
+        f"its output differs from eager's by at most {diff:.2g}, the default mode's by "
+        f"{own:.2g}: {why}"
     )
 
 
