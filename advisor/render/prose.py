@@ -306,8 +306,9 @@ def recompile_recommendation(r: RecompileAdvice) -> str:
         ),
         "device": "an input moves between devices: keep inputs on one device",
         "value": (
-            "the graph specialised on a Python value that changes: pass it as a tensor, keep "
-            "it constant, or mark the int dynamic"
+            "the graph specialised on a Python value that changes: pass it as a tensor (a "
+            "value read with `.item()` stays a tensor; a learning rate or step counter becomes "
+            "`torch.tensor(...)`), keep it constant, or mark the int dynamic"
         ),
     }.get(r.cause, f"fix the failing guard: {r.reason[:160]}")
 
