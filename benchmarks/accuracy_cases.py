@@ -62,6 +62,8 @@ class Case:
     first_action_ok: bool | None = None
     first_action_why: str = ""
     verdict_ok: bool | None = None  # scenarios: the expected verdict
+    passes: str = ""  # a training step's forward / backward / optimizer ms (the ledger's)
+    breaks_share: float | None = None  # the breaks' share of the step (their shares summed)
     notes: str = ""
 
     @property
@@ -108,6 +110,21 @@ def advisor_run(target: str, settings: Settings, params: dict[str, Any] | None =
     return result.report
 
 
+def passes_of(report: Report) -> str:
+    """forward (and the rest) / backward / optimizer ms of a training step's default mode."""
+    ledger = report.ledger
+    if ledger is None or (ledger.backward_ms is None and ledger.optimizer_ms is None):
+        return ""
+    backward, optimizer = ledger.backward_ms or 0.0, ledger.optimizer_ms or 0.0
+    forward = ledger.step_ms - backward - optimizer
+    return f"fwd {forward:.3f} / bwd {backward:.3f} / opt {optimizer:.3f}"
+
+
+def breaks_share(report: Report) -> float | None:
+    ledger = report.ledger
+    return ledger.breaks_ms / ledger.step_ms if ledger and ledger.step_ms else None
+
+
 def default_ms(report: Report) -> float | None:
     mode = report.mode("default")
     return mode.latency.median_ms if mode and mode.latency else None
@@ -149,6 +166,8 @@ def fixed_case(set_name: str, scenario: str, settings: Settings, runs: Path | No
         reference_default_ms=ab.baseline.median_ms,
         first_action=first.kind if first else None,
         verdict_ok=_verdict_ok(report, module),
+        passes=passes_of(report),
+        breaks_share=breaks_share(report),
     )
 
 
@@ -198,7 +217,8 @@ def model_case(set_name: str, name: str, half: str, target: str, params: dict[st
     except Exception as exc:  # a model that does not run is a row, not the end of the run
         return Case(set_name, name, half, status=f"failed: {type(exc).__name__}: {exc}"[:160])
     notes = "judged from a saved sweep" if saved else ""
-    base = Case(set_name, name, half, default_ms=default_ms(report), notes=notes)
+    base = Case(set_name, name, half, default_ms=default_ms(report), notes=notes,
+                passes=passes_of(report), breaks_share=breaks_share(report))  # fmt: skip
     if not report.actions:
         return dataclasses.replace(base, reference="no action", first_action="-")
     first = report.actions[0]

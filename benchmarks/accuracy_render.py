@@ -61,6 +61,7 @@ def _first(case: Case) -> str:
 
 
 def case_table(cases: Sequence[Case]) -> str:
+    training = any(c.passes for c in cases)
     rows = [
         [
             c.name,
@@ -79,6 +80,7 @@ def case_table(cases: Sequence[Case]) -> str:
             else f"{_first(c)}; verdict " + ("right" if c.verdict_ok else "WRONG"),
             c.notes,
         ]
+        + ([c.passes or "-", _share_text(c.breaks_share)] if training else [])
         for c in cases
     ]
     headers = [
@@ -95,8 +97,12 @@ def case_table(cases: Sequence[Case]) -> str:
         f"within {TOLERANCE:.0%}",
         "first action",
         "notes",
-    ]
+    ] + (["passes ms (default)", "breaks' share"] if training else [])
     return _table(rows, headers)
+
+
+def _share_text(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _measured(case: Case) -> str:

@@ -145,3 +145,18 @@ def test_the_placements_table_says_which_placement_beats_default() -> None:
     assert disable.step_ms == pytest.approx(0.3) and disable.beats_default
     assert disable.beats_eager  # 0.3 ms against eager 1.0 ms
     assert not regional.beats_default
+
+
+def test_a_training_steps_passes_are_shown_from_its_ledger() -> None:
+    from benchmarks.accuracy_cases import breaks_share, passes_of
+
+    r = full_report()
+    assert passes_of(r) == ""  # inference: no backward, no optimizer
+    assert r.ledger is not None
+    trained = dataclasses.replace(
+        r, ledger=dataclasses.replace(r.ledger, backward_ms=0.2, optimizer_ms=0.05)
+    )
+    assert passes_of(trained) == "fwd 0.250 / bwd 0.200 / opt 0.050"
+    assert breaks_share(r) == pytest.approx(0.035 / 0.5)
+    text = render([case(0.5, 0.5, passes=passes_of(trained))], None, "env")
+    assert "passes ms (default)" in text and "fwd 0.250" in text
