@@ -53,14 +53,15 @@ ZOOS = {
 
 
 def scenario_cases(
-    training: bool, names: set[str], settings: Settings, runs: Path
+    training: bool, names: set[str], settings: Settings, runs: Path, sweeps: list[Path]
 ) -> Iterator[Case]:
     for name in scenario_names():
         if name.startswith("train_") != training or (names and name not in names):
             continue
         if not _has_fixed(name):
             continue
-        yield fixed_case("training" if training else "scenarios", name, settings, runs)
+        set_name = "training" if training else "scenarios"
+        yield fixed_case(set_name, name, settings, runs, _saved(sweeps, name))
 
 
 def _has_fixed(name: str) -> bool:
@@ -111,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         nargs="*",
         type=Path,
         default=[],
-        help="sweep folders whose models' measurements.json are judged instead of run again",
+        help="sweep folders whose models' (and scenarios') measurements.json are judged "
+        "instead of run again",
     )
     args = parser.parse_args(argv)
     settings = Settings(
@@ -155,9 +157,9 @@ def _run(
 ) -> tuple[list[Case], dict[str, Any] | None]:
     cases: list[Case] = []
     if "scenarios" in sets:
-        cases += scenario_cases(False, names, settings, runs)
+        cases += scenario_cases(False, names, settings, runs, sweeps)
     if "training" in sets:
-        cases += scenario_cases(True, names, settings, runs)
+        cases += scenario_cases(True, names, settings, runs, sweeps)
     if "upstream" in sets:
         cases += [upstream_case(p, settings, threads, runs) for p in ("aimnet", "tabpfn")]
     for zoo in ("libzoo", "trainzoo", "zoo"):

@@ -147,9 +147,15 @@ def _entry_saving(entry: BreakEntry, fix_kind: str) -> float:
     return cost.saving_for(cost.savings_of(entry.parts, entry.terms, (fix_kind,)), fix_kind) or 0.0
 
 
-def fixed_case(set_name: str, scenario: str, settings: Settings, runs: Path | None) -> Case:
+def fixed_case(set_name: str, scenario: str, settings: Settings, runs: Path | None,
+               saved: Path | None = None) -> Case:  # fmt: skip
+    """`saved`: a sweep's measurements.json of the scenario, judged with today's rules
+    instead of running the advisor again (the fixed variant is measured all the same)."""
     module = importlib.import_module(f"scenarios.{scenario}")
-    report = advisor_run(scenario, settings, save_to=runs / scenario if runs else None)
+    if saved is not None:
+        report = judge_saved(saved)
+    else:
+        report = advisor_run(scenario, settings, save_to=runs / scenario if runs else None)
     fix_kind = getattr(module, "FIX_KIND", None)
     with cpus.pinned(settings.threads):
         ab = _fixed_ab(scenario, settings)
@@ -168,6 +174,7 @@ def fixed_case(set_name: str, scenario: str, settings: Settings, runs: Path | No
         verdict_ok=_verdict_ok(report, module),
         passes=passes_of(report),
         breaks_share=breaks_share(report),
+        notes="judged from a saved sweep" if saved else "",
     )
 
 
