@@ -63,10 +63,14 @@ def test_a_placement_that_saves_nothing_beyond_noise_is_no_action() -> None:
 
 
 def test_a_variant_is_ranked_by_its_step_scaled_to_the_default_median() -> None:
-    # The A/B's own baseline drifted to 0.2 ms: halving it puts the step at 0.05 ms here.
+    # The A/B's own baseline drifted to 0.2 ms: halving it puts the step at 0.05 ms here, and
+    # its saving, in the same frame as the step, at 0.05 ms (the record keeps the raw 0.1 ms).
     drifted = placement("disable", 0.1, (0.09, 0.11), baseline_ms=0.2, saving_ms=0.1)
-    (action,) = [a for a in run_advise(what_ifs=[drifted]).actions if a.kind == "disable"]
-    assert action.step_ms == pytest.approx(0.05) and action.saving_ms == pytest.approx(0.1)
+    advice = run_advise(what_ifs=[drifted])
+    (action,) = [a for a in advice.actions if a.kind == "disable"]
+    assert action.step_ms == pytest.approx(0.05) and action.saving_ms == pytest.approx(0.05)
+    assert action.saving_ci_ms == pytest.approx((0.045, 0.055))
+    assert drifted.saving_ms == 0.1
 
 
 def test_run_eagerly_comes_first_when_compiling_loses_and_nothing_measured_recovers_it() -> None:

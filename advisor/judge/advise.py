@@ -29,7 +29,7 @@ from advisor.judge.actions import build_actions
 from advisor.judge.attribute import AttributionResult
 from advisor.judge.decide import Step, decide, share_measured_savings
 from advisor.judge.ledger import build_ledger
-from advisor.judge.measured import measured_steps
+from advisor.judge.measured import in_default_frame, measured_steps
 from advisor.judge.rootcause import RootCause, root_causes
 
 
@@ -57,6 +57,7 @@ def advise(
     ignore_share: float = 0.01,
 ) -> Advice:
     step = step_of(modes["default"], ignore_share)
+    what_ifs = tuple(in_default_frame(w, step.median_ms) for w in what_ifs)
     roots = root_causes(capture, att.sites)
     guards = next((w for w in what_ifs if w.kind == "guards"), None)
     lookup_us = cost.measured_lookup_us(att, guards, step.median_ms)

@@ -5,7 +5,7 @@ rank the measured actions against one another."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.core import stats
 from advisor.core.model import ModeResult, WhatIf
@@ -66,6 +66,24 @@ def _mode_step(
         clean=True,
         max_abs_diff=own.max_abs_diff if own else None,
         default_abs_diff=reference.max_abs_diff if reference else None,
+    )
+
+
+def in_default_frame(w: WhatIf, default_ms: float) -> WhatIf:
+    """The what-if's numbers scaled to the default mode's median, the frame every saving and
+    step of a report is in. Its A/B ran minutes after the modes were timed, and the machine's
+    speed drifts in between (the same compiled code measured 0.5x-1.7x apart in one run on a
+    shared CPU); its ratios hold, its raw milliseconds do not. The record keeps them raw."""
+    if not w.baseline_ms or w.saving_ms is None or default_ms <= 0:
+        return w
+    k = default_ms / w.baseline_ms
+    ci = w.saving_ci_ms
+    return replace(
+        w,
+        baseline_ms=default_ms,
+        variant_ms=w.variant_ms * k if w.variant_ms is not None else None,
+        saving_ms=w.saving_ms * k,
+        saving_ci_ms=(ci[0] * k, ci[1] * k) if ci is not None else None,
     )
 
 
