@@ -94,6 +94,12 @@ class Case:
             return None
         return abs(self.error) <= TOLERANCE
 
+    @property
+    def within_share(self) -> bool | None:
+        if not self.checked or self.error_share is None:
+            return None
+        return abs(self.error_share) <= TOLERANCE
+
 
 def progress(tag: str) -> runner.Progress:
     return lambda message: print(f"[{tag}] {message}", file=sys.stderr, flush=True)
@@ -414,5 +420,10 @@ def _eager_note(old: Report, new: Report) -> str:
 
 def case_json(case: Case) -> dict[str, Any]:
     data = dataclasses.asdict(case)
-    data.update(error=case.error, error_share=case.error_share, within=case.within)
+    data.update(
+        error=case.error,
+        error_share=case.error_share,
+        within=case.within,
+        within_share=case.within_share,
+    )
     return json.loads(json.dumps(data, default=str))

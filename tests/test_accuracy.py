@@ -36,6 +36,12 @@ def test_a_saving_inside_three_times_its_noise_is_not_checked() -> None:
     assert case(0.1, -0.05).within is None
 
 
+def test_the_target_on_shares_cancels_drift_between_the_two_runs() -> None:
+    drifted = case(0.6, 0.3, default_ms=2.0, reference_default_ms=1.0)  # the reference ran 2x fast
+    assert not target_met([drifted])[0] and target_met([drifted], on_shares=True)[0]
+    assert drifted.within is False and drifted.within_share is True
+
+
 def test_the_target_needs_four_in_five_within_and_none_beyond_half() -> None:
     four_in_five = [case(0.5, 0.5)] * 4 + [case(0.7, 0.5)]
     assert target_met(four_in_five)[0]
@@ -54,7 +60,8 @@ def test_the_summary_counts_halves_and_first_actions() -> None:
     assert "2/2 ran" in line and "within 25% (raw ms) on 1/2 checked" in line
     assert "worst m +80%" in line and "first action right on 1/2" in line
     text = render(cases, None, "env")
-    assert "**Target NOT met**" in text and "## lib" in text
+    assert "**Target on raw ms NOT met**" in text and "## lib" in text
+    assert "**Target on shares of each run's median NOT met**: no case" in text  # no medians
     assert "- held-out: 0/1 ran" in text
 
 
