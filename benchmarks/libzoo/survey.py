@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import subprocess
 import sys
 import time
@@ -35,14 +33,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.survey_common import (
+    KNOBS,
+    ROOT,
+    add_survey_arguments,
+    child_env,
+    child_record,
+    chosen_models,
+    log_folder,
+    median_ms,
+    timed_out_record,
+)
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-KNOBS: dict[str, dict[str, bool]] = {
-    "scalar": {"capture_scalar_outputs": True},
-    "dynamic": {"capture_dynamic_output_shape_ops": True},
-    "both": {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": True},
-}
-EAGER_CALLS = 10
 COMPILED_CALLS = 3  # the default compile's calls: a recompile shows on the 2nd or 3rd
 TIMEOUT_S = 600
 THREADS = 1
@@ -146,7 +149,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = False) -> dic
 
     expected = fn(*args, **kwargs)
     rec["deterministic"] = max_abs_diff(expected, fn(*args, **kwargs)) == 0.0
-    rec["eager_ms_rough"] = round(_median_ms(lambda: fn(*args, **kwargs)), 3)
+    rec["eager_ms_rough"] = round(median_ms(lambda: fn(*args, **kwargs)), 3)
 
     def diff(out: Any) -> float | None:
         return max_abs_diff(expected, out)
@@ -224,14 +227,9 @@ def _fullgraph(
 ) -> dict[str, Any]:
     import torch
 
-    from benchmarks.libzoo.breaks import describe_failure
-
-    torch._dynamo.reset()
-    try:
-        out = torch.compile(fn, backend="eager", fullgraph=True)(*args, **kwargs)
-    except Exception as exc:  # a fullgraph failure is a result here
-        return describe_failure(exc)
-    return {"ok": True, "max_abs_diff": diff(out)}
+    return _first_call(
+        lambda: torch.compile(fn, backend="eager", fullgraph=True), args, kwargs, diff
+    )
 
 
 def _inductor(
@@ -242,25 +240,27 @@ def _inductor(
 ) -> dict[str, Any]:
     import torch
 
+    return _first_call(lambda: torch.compile(fn), args, kwargs, diff)
+
+
+def _first_call(
+    compile_fn: Callable[[], Callable[..., Any]],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    diff: Callable[[Any], float | None],
+) -> dict[str, Any]:
+    """The first call of what `compile_fn` compiles, from a fresh Dynamo: its output vs eager,
+    or the failure (a compile that fails is a result here, not a crash of the survey)."""
+    import torch
+
     from benchmarks.libzoo.breaks import describe_failure
 
     torch._dynamo.reset()
     try:
-        out = torch.compile(fn)(*args, **kwargs)
-    except Exception as exc:  # an Inductor failure is a result here
+        out = compile_fn()(*args, **kwargs)
+    except Exception as exc:
         return describe_failure(exc)
     return {"ok": True, "max_abs_diff": diff(out)}
-
-
-def _median_ms(call: Callable[[], Any]) -> float:
-    for _ in range(2):
-        call()
-    samples = []
-    for _ in range(EAGER_CALLS):
-        start = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
 
 
 # --- the split -----------------------------------------------------------------------------
@@ -301,9 +301,7 @@ def run_isolated(
 ) -> dict[str, Any]:
     """Survey one model in a child process; a crash, a hang or an error becomes a record.
     `inductor`: None, "--inductor" or "--inductor-only"."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    env["OMP_NUM_THREADS"] = str(threads)
+    env = child_env(OMP_NUM_THREADS=str(threads))
     command = [sys.executable, "-m", "benchmarks.libzoo.survey", "--one", name]
     command += ["--threads", str(threads)] + ([inductor] if inductor else [])
     log = log_dir / f"{name}.log"
@@ -320,13 +318,9 @@ def run_isolated(
                 timeout=timeout_s,
             )
         except subprocess.TimeoutExpired:
-            return {"model": name, "error": f"timeout after {timeout_s:.0f} s"}
-    elapsed = round(time.perf_counter() - start, 1)
-    for line in proc.stdout.splitlines():
-        if line.startswith(_RESULT):
-            return {**json.loads(line[len(_RESULT) :]), "survey_s": elapsed}
-    tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
-    return {"model": name, "error": f"exit {proc.returncode}: {tail[0][:300]}", "survey_s": elapsed}
+            return timed_out_record(name, timeout_s)
+    wall_s = time.perf_counter() - start
+    return child_record(name, proc.stdout, log, proc.returncode, wall_s, _RESULT)
 
 
 def library_versions() -> dict[str, str | None]:
@@ -343,10 +337,7 @@ def library_versions() -> dict[str, str | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.libzoo.survey", description=__doc__)
-    parser.add_argument("names", nargs="*", help="libzoo models (default: all)")
-    parser.add_argument("--out", type=Path, default=HERE, help="folder for survey.json/SURVEY.md")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per model")
-    parser.add_argument("--threads", type=int, default=THREADS, help="torch intra-op threads")
+    add_survey_arguments(parser, "libzoo", HERE, TIMEOUT_S, THREADS)
     parser.add_argument("--inductor", action="store_true", help="also compile with Inductor")
     parser.add_argument(
         "--inductor-only",
@@ -372,16 +363,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         survey = json.loads(json_path.read_text())
         (args.out / "SURVEY.md").write_text(render_markdown(survey))
         return 0
-    unknown = [n for n in args.names if n not in MODELS]
-    if unknown:
-        parser.error(f"unknown model(s): {', '.join(unknown)}")
-    names = args.names or list(MODELS)
+    names = chosen_models(parser, args.names, MODELS)
     args.out.mkdir(parents=True, exist_ok=True)
     keep = (args.names or args.inductor_only) and json_path.is_file()
     previous = json.loads(json_path.read_text()) if keep else {}
     results = {rec["model"]: rec for rec in previous.get("models", [])}
-    log_dir = ROOT / "reports" / "libzoo-survey-logs"  # git-ignored; one stderr log per model
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = log_folder("libzoo")
     mode = "--inductor-only" if args.inductor_only else "--inductor" if args.inductor else None
     for i, name in enumerate(names, 1):
         rec = run_isolated(name, args.timeout, log_dir, args.threads, mode)
