@@ -40,6 +40,7 @@ WITH_BREAK = [s for s in SCENARIOS if s not in ("clean_mlp", "dynamic_shapes_rec
 FULLGRAPH_DOES_NOT_RAISE_ROOT = {"item_in_decode_loop", "moe_nonzero_routing"}
 VERDICTS = {"rewrite", "isolate", "ignore"}
 
+
 def capture(w: Workload, calls: int = 2) -> Capture:
     """Compile `w.fn` (backend=eager, fullgraph=False), run it, and collect breaks/compiles."""
     return traced_calls(lambda: harness.compiled_call(w, "eager", fullgraph=False), calls)
