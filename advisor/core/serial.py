@@ -187,6 +187,19 @@ def dumps(record: Any, indent: int | None = 2, compact: bool = False) -> str:
     return json.dumps(data, indent=indent, separators=separators, allow_nan=False)
 
 
+def message_to_json(record: Any, compact: bool = False) -> str:
+    """A record as JSON text for another process of this same advisor (a worker's task or
+    result: no schema version, both ends run this code); `compact` without whitespace, for
+    large ones."""
+    separators = (",", ":") if compact else None
+    return json.dumps(to_jsonable(record), separators=separators)
+
+
+def message_from_json(cls: type[T], text: str) -> T:
+    """A `cls` from the text `message_to_json` wrote."""
+    return from_jsonable(cls, json.loads(text))
+
+
 def load_versioned(cls: type[T], text: str, version: int, what: str, older_hint: str) -> T:
     """Parse a `what` document whose `schema_version` is `version`; a one-line ValueError when
     it is not one this advisor can read (not JSON, no version, another version, a field of the
