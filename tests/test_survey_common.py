@@ -89,14 +89,19 @@ def test_child_record_reads_the_marked_line_or_quotes_the_log(tmp_path: Path) ->
     assert timed_out_record("m", 300.0) == {"model": "m", "error": "timeout after 300 s"}
 
 
-def test_libzoo_first_call_records_output_or_failure() -> None:
-    pytest.importorskip("torch")
-    from benchmarks.libzoo.survey import _first_call
+def test_libzoo_first_compiled_call_records_output_or_failure() -> None:
+    """With the eager backend (Dynamo alone): an output is compared, a raise is recorded."""
+    torch = pytest.importorskip("torch")
+    from benchmarks.libzoo.survey import _compiled_first_call
 
-    def fails(*args: object) -> None:
+    def plus_one(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    def fails(x: torch.Tensor) -> torch.Tensor:
         raise ValueError("no")
 
-    ok = _first_call(lambda: lambda x: x + 1, (1,), {}, lambda out: float(out - 2))
-    assert ok == {"ok": True, "max_abs_diff": 0.0}
-    failed = _first_call(lambda: fails, (), {}, lambda out: 0.0)
+    x = torch.zeros(2)
+    ok = _compiled_first_call(plus_one, (x,), {}, lambda out: float(out.sum()), backend="eager")
+    assert ok == {"ok": True, "max_abs_diff": 2.0}
+    failed = _compiled_first_call(fails, (x,), {}, lambda out: 0.0, backend="eager")
     assert (failed["ok"], failed["error_type"], failed["message"]) == (False, "ValueError", "no")

@@ -156,7 +156,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = False) -> dic
 
     rec["default"], breaks = _default_compile(fn, args, kwargs, diff)
     rec["breaks"] = breaks
-    rec["fullgraph"] = _fullgraph(fn, args, kwargs, diff)
+    rec["fullgraph"] = _compiled_first_call(fn, args, kwargs, diff, backend="eager", fullgraph=True)
     rec["knobs"] = {}
     if breaks or "error" in rec["default"]:
         for label, settings in KNOBS.items():
@@ -166,7 +166,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = False) -> dic
             result["codes"] = sorted({b["gb_code"] or "?" for b in knob_breaks})
             rec["knobs"][label] = result
     if inductor:
-        rec["inductor"] = _inductor(fn, args, kwargs, diff)
+        rec["inductor"] = _compiled_first_call(fn, args, kwargs, diff)  # Inductor
     torch._dynamo.reset()
     return rec
 
@@ -182,7 +182,7 @@ def survey_inductor(name: str, threads: int = THREADS) -> dict[str, Any]:
     workload = build("cpu", name)
     fn, args, kwargs = workload.fn, workload.args, dict(workload.kwargs)
     expected = fn(*args, **kwargs)
-    result = _inductor(fn, args, kwargs, lambda out: max_abs_diff(expected, out))
+    result = _compiled_first_call(fn, args, kwargs, lambda out: max_abs_diff(expected, out))
     torch._dynamo.reset()
     return {"model": name, "inductor": result}
 
@@ -219,45 +219,23 @@ def _default_compile(
     return result, [b.as_dict(CALLERS) for b in recorder.breaks]
 
 
-def _fullgraph(
+def _compiled_first_call(
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: Mapping[str, Any],
     diff: Callable[[Any], float | None],
+    **options: Any,
 ) -> dict[str, Any]:
-    import torch
-
-    return _first_call(
-        lambda: torch.compile(fn, backend="eager", fullgraph=True), args, kwargs, diff
-    )
-
-
-def _inductor(
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: Mapping[str, Any],
-    diff: Callable[[Any], float | None],
-) -> dict[str, Any]:
-    import torch
-
-    return _first_call(lambda: torch.compile(fn), args, kwargs, diff)
-
-
-def _first_call(
-    compile_fn: Callable[[], Callable[..., Any]],
-    args: tuple[Any, ...],
-    kwargs: Mapping[str, Any],
-    diff: Callable[[Any], float | None],
-) -> dict[str, Any]:
-    """The first call of what `compile_fn` compiles, from a fresh Dynamo: its output vs eager,
-    or the failure (a compile that fails is a result here, not a crash of the survey)."""
+    """The first call of `torch.compile(fn, **options)` from a fresh Dynamo: its output vs
+    eager, or the failure (a fullgraph or Inductor failure is a result here, not a crash of the
+    survey)."""
     import torch
 
     from benchmarks.libzoo.breaks import describe_failure
 
     torch._dynamo.reset()
     try:
-        out = compile_fn()(*args, **kwargs)
+        out = torch.compile(fn, **options)(*args, **kwargs)
     except Exception as exc:
         return describe_failure(exc)
     return {"ok": True, "max_abs_diff": diff(out)}
