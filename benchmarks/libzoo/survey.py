@@ -33,17 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.survey_common import (
-    KNOBS,
-    ROOT,
-    add_survey_arguments,
-    child_env,
-    child_record,
-    chosen_models,
-    log_folder,
-    median_ms,
-    timed_out_record,
-)
+from benchmarks import survey_common
 
 HERE = Path(__file__).resolve().parent
 COMPILED_CALLS = 3  # the default compile's calls: a recompile shows on the 2nd or 3rd
@@ -149,7 +139,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = False) -> dic
 
     expected = fn(*args, **kwargs)
     rec["deterministic"] = max_abs_diff(expected, fn(*args, **kwargs)) == 0.0
-    rec["eager_ms_rough"] = round(median_ms(lambda: fn(*args, **kwargs)), 3)
+    rec["eager_ms_rough"] = round(survey_common.median_ms(lambda: fn(*args, **kwargs)), 3)
 
     def diff(out: Any) -> float | None:
         return max_abs_diff(expected, out)
@@ -159,7 +149,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = False) -> dic
     rec["fullgraph"] = _compiled_first_call(fn, args, kwargs, diff, backend="eager", fullgraph=True)
     rec["knobs"] = {}
     if breaks or "error" in rec["default"]:
-        for label, settings in KNOBS.items():
+        for label, settings in survey_common.KNOBS.items():
             with torch._dynamo.config.patch(**settings):
                 result, knob_breaks = _default_compile(fn, args, kwargs, diff)
             result["breaks"] = len(knob_breaks)
@@ -279,7 +269,7 @@ def run_isolated(
 ) -> dict[str, Any]:
     """Survey one model in a child process; a crash, a hang or an error becomes a record.
     `inductor`: None, "--inductor" or "--inductor-only"."""
-    env = child_env(OMP_NUM_THREADS=str(threads))
+    env = survey_common.child_env(OMP_NUM_THREADS=str(threads))
     command = [sys.executable, "-m", "benchmarks.libzoo.survey", "--one", name]
     command += ["--threads", str(threads)] + ([inductor] if inductor else [])
     log = log_dir / f"{name}.log"
@@ -288,7 +278,7 @@ def run_isolated(
         try:
             proc = subprocess.run(
                 command,
-                cwd=ROOT,
+                cwd=survey_common.ROOT,
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=err,
@@ -296,9 +286,9 @@ def run_isolated(
                 timeout=timeout_s,
             )
         except subprocess.TimeoutExpired:
-            return timed_out_record(name, timeout_s)
+            return survey_common.timed_out_record(name, timeout_s)
     wall_s = time.perf_counter() - start
-    return child_record(name, proc.stdout, log, proc.returncode, wall_s, _RESULT)
+    return survey_common.child_record(name, proc.stdout, log, proc.returncode, wall_s, _RESULT)
 
 
 def library_versions() -> dict[str, str | None]:
@@ -315,7 +305,7 @@ def library_versions() -> dict[str, str | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.libzoo.survey", description=__doc__)
-    add_survey_arguments(parser, "libzoo", HERE, TIMEOUT_S, THREADS)
+    survey_common.add_survey_arguments(parser, "libzoo", HERE, TIMEOUT_S, THREADS)
     parser.add_argument("--inductor", action="store_true", help="also compile with Inductor")
     parser.add_argument(
         "--inductor-only",
@@ -341,12 +331,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         survey = json.loads(json_path.read_text())
         (args.out / "SURVEY.md").write_text(render_markdown(survey))
         return 0
-    names = chosen_models(parser, args.names, MODELS)
+    names = survey_common.chosen_models(parser, args.names, MODELS)
     args.out.mkdir(parents=True, exist_ok=True)
     keep = (args.names or args.inductor_only) and json_path.is_file()
     previous = json.loads(json_path.read_text()) if keep else {}
     results = {rec["model"]: rec for rec in previous.get("models", [])}
-    log_dir = log_folder("libzoo")
+    log_dir = survey_common.log_folder("libzoo")
     mode = "--inductor-only" if args.inductor_only else "--inductor" if args.inductor else None
     for i, name in enumerate(names, 1):
         rec = run_isolated(name, args.timeout, log_dir, args.threads, mode)

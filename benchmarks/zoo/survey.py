@@ -31,18 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.processes import run_process
-from benchmarks.survey_common import (
-    KNOBS,
-    ROOT,
-    add_survey_arguments,
-    child_env,
-    child_record,
-    chosen_models,
-    log_folder,
-    median_ms,
-    short_path,
-    timed_out_record,
-)
+from benchmarks import survey_common
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT_S = 300
@@ -80,7 +69,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
 
     expected = fn(*args, **kwargs)
     rec["deterministic"] = compare_outputs(expected, fn(*args, **kwargs)).matches
-    rec["eager_ms"] = round(median_ms(lambda: fn(*args, **kwargs)), 3)
+    rec["eager_ms"] = round(survey_common.median_ms(lambda: fn(*args, **kwargs)), 3)
 
     def matches(out: Any) -> bool:
         return compare_outputs(expected, out).matches
@@ -111,7 +100,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
 
     rec["knobs"] = {}
     if capture.sites:
-        for label, settings in KNOBS.items():
+        for label, settings in survey_common.KNOBS.items():
             rec["knobs"][label] = _with_knobs(settings, fn, args, kwargs, matches)
         if inductor:
             rec["inductor"] = _inductor_checks(rec["knobs"], fn, args, kwargs, matches)
@@ -135,7 +124,7 @@ def _inductor_checks(
         (k for k, r in knobs.items() if r.get("breaks") == 0 and r.get("matches_eager")), None
     )
     if label is not None:
-        with torch._dynamo.config.patch(**KNOBS[label]):
+        with torch._dynamo.config.patch(**survey_common.KNOBS[label]):
             checks[label] = _compiled_run(torch.compile(fn), args, kwargs, matches)
     return checks
 
@@ -214,7 +203,7 @@ def _break_dict(site: Any) -> dict[str, Any]:
 
 
 def _where(file: str | None, line: int | None) -> str | None:
-    return f"{short_path(file)}:{line}" if file else None
+    return f"{survey_common.short_path(file)}:{line}" if file else None
 
 
 # --- the sweep (parent process) --------------------------------------------------------------
@@ -224,7 +213,7 @@ def run_isolated(
     name: str, timeout_s: float, log_dir: Path, threads: int, inductor: bool = True
 ) -> dict[str, Any]:
     """Survey one model in a child process; a crash, a hang or an error becomes a record."""
-    env = child_env()
+    env = survey_common.child_env()
     log, out = log_dir / f"{name}.log", log_dir / f"{name}.out"
     command = [sys.executable, "-m", "benchmarks.zoo.survey", "--one", name]
     command += [] if inductor else ["--no-inductor"]
@@ -234,18 +223,20 @@ def run_isolated(
             timeout_s,
             stdout=stdout,
             stderr=err,
-            cwd=ROOT,
+            cwd=survey_common.ROOT,
             env=env,
         )
     if outcome.timed_out:
-        return timed_out_record(name, timeout_s)
+        return survey_common.timed_out_record(name, timeout_s)
     stdout_text = out.read_text(errors="replace")
-    return child_record(name, stdout_text, log, outcome.returncode, outcome.wall_s, _RESULT)
+    return survey_common.child_record(
+        name, stdout_text, log, outcome.returncode, outcome.wall_s, _RESULT
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.zoo.survey", description=__doc__)
-    add_survey_arguments(parser, "zoo", HERE, TIMEOUT_S, THREADS)
+    survey_common.add_survey_arguments(parser, "zoo", HERE, TIMEOUT_S, THREADS)
     parser.add_argument("--render", action="store_true", help="only rewrite SURVEY.md from JSON")
     parser.add_argument(
         "--no-inductor", action="store_true", help="skip the Inductor checks (models with breaks)"
@@ -266,11 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         records = list(_previous(args.out / "survey.json").values())
         (args.out / "SURVEY.md").write_text(render_markdown(records))
         return 0
-    names = chosen_models(parser, args.names, MODELS)
+    names = survey_common.chosen_models(parser, args.names, MODELS)
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / "survey.json"
     results = _previous(json_path) if args.names else {}
-    log_dir = log_folder("zoo")
+    log_dir = survey_common.log_folder("zoo")
     for i, name in enumerate(names, 1):
         rec = run_isolated(name, args.timeout, log_dir, args.threads, not args.no_inductor)
         results[name] = rec
