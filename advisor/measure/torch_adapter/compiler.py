@@ -322,4 +322,6 @@ class EnabledFrames(_SwappedAttributes):
         for wrapper in wrappers:
             original = wrapper._torchdynamo_orig_callable  # type: ignore[attr-defined]
             for owner, name, held in _holders(wrapper):
-                self.patches.append((owner, name, held, original))
+                # a class may hold the wrapper as a staticmethod: so must its replacement
+                replacement = staticmethod(original) if isinstance(held, staticmethod) else original
+                self.patches.append((owner, name, held, replacement))
