@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import sysconfig
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -105,3 +106,21 @@ def child_record(
             return {**json.loads(line[len(marker) :]), "survey_s": elapsed}
     tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
     return {"model": name, "error": f"exit {returncode}: {tail[0][:300]}", "survey_s": elapsed}
+
+
+def run_child(
+    module: str, name: str, options: Sequence[str], timeout_s: float, log_dir: Path,
+    marker: str, env: Mapping[str, str],
+) -> dict[str, Any]:  # fmt: skip
+    """Survey one model in a child process (`python -m MODULE --one NAME OPTIONS`, its process
+    group killed after `timeout_s`); a crash, a hang or an error becomes a record."""
+    from advisor.core.processes import run_process
+
+    log, out = log_dir / f"{name}.log", log_dir / f"{name}.out"
+    command = [sys.executable, "-m", module, "--one", name, *options]
+    with log.open("wb") as err, out.open("wb") as stdout:
+        outcome = run_process(command, timeout_s, stdout=stdout, stderr=err, cwd=ROOT, env=env)
+    if outcome.timed_out:
+        return timed_out_record(name, timeout_s)
+    text = out.read_text(errors="replace")
+    return child_record(name, text, log, outcome.returncode, outcome.wall_s, marker)

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -270,25 +268,10 @@ def run_isolated(
     """Survey one model in a child process; a crash, a hang or an error becomes a record.
     `inductor`: None, "--inductor" or "--inductor-only"."""
     env = survey_common.child_env(OMP_NUM_THREADS=str(threads))
-    command = [sys.executable, "-m", "benchmarks.libzoo.survey", "--one", name]
-    command += ["--threads", str(threads)] + ([inductor] if inductor else [])
-    log = log_dir / f"{name}.log"
-    start = time.perf_counter()
-    with log.open("w") as err:
-        try:
-            proc = subprocess.run(
-                command,
-                cwd=survey_common.ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                text=True,
-                timeout=timeout_s,
-            )
-        except subprocess.TimeoutExpired:
-            return survey_common.timed_out_record(name, timeout_s)
-    wall_s = time.perf_counter() - start
-    return survey_common.child_record(name, proc.stdout, log, proc.returncode, wall_s, _RESULT)
+    options = ["--threads", str(threads)] + ([inductor] if inductor else [])
+    return survey_common.run_child(
+        "benchmarks.libzoo.survey", name, options, timeout_s, log_dir, _RESULT, env
+    )
 
 
 def library_versions() -> dict[str, str | None]:

@@ -30,7 +30,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from advisor.core.processes import run_process
 from benchmarks import survey_common
 
 HERE = Path(__file__).resolve().parent
@@ -213,24 +212,15 @@ def run_isolated(
     name: str, timeout_s: float, log_dir: Path, threads: int, inductor: bool = True
 ) -> dict[str, Any]:
     """Survey one model in a child process; a crash, a hang or an error becomes a record."""
-    env = survey_common.child_env()
-    log, out = log_dir / f"{name}.log", log_dir / f"{name}.out"
-    command = [sys.executable, "-m", "benchmarks.zoo.survey", "--one", name]
-    command += [] if inductor else ["--no-inductor"]
-    with log.open("wb") as err, out.open("wb") as stdout:
-        outcome = run_process(
-            [*command, "--threads", str(threads)],
-            timeout_s,
-            stdout=stdout,
-            stderr=err,
-            cwd=survey_common.ROOT,
-            env=env,
-        )
-    if outcome.timed_out:
-        return survey_common.timed_out_record(name, timeout_s)
-    stdout_text = out.read_text(errors="replace")
-    return survey_common.child_record(
-        name, stdout_text, log, outcome.returncode, outcome.wall_s, _RESULT
+    options = ["--threads", str(threads)] + ([] if inductor else ["--no-inductor"])
+    return survey_common.run_child(
+        "benchmarks.zoo.survey",
+        name,
+        options,
+        timeout_s,
+        log_dir,
+        _RESULT,
+        survey_common.child_env(),
     )
 
 
