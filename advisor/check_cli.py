@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from advisor.core import argtypes
 from advisor.core.errors import AdvisorError
-from advisor.core.files import replace_atomically
+from advisor.core.files import parse_file, replace_atomically
 from advisor.core.model import Report, Settings
 from advisor.gate.baseline import (
     Baseline,
@@ -97,12 +97,7 @@ def load_baseline(path: Path) -> Baseline:
         raise AdvisorError(
             f"baseline not found: {path} (create it with --update-baseline and commit it)"
         )
-    try:
-        return baseline_from_json(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdvisorError(f"cannot read {path}: {exc}") from None
-    except ValueError as exc:
-        raise AdvisorError(f"{path}: {exc}") from None
+    return parse_file(path, baseline_from_json)
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:

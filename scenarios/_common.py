@@ -1,4 +1,5 @@
-"""Shared helpers for the scenario suite (not a scenario itself)."""
+"""Shared helpers for the scenario suite (not a scenario itself), and the residual block of the
+MLP and training scenarios."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
+from torch import nn
 
 BREAK_MARKER = "# graph-break"
 
@@ -40,6 +42,19 @@ def inference(module: torch.nn.Module, device: str) -> torch.nn.Module:
     for p in module.parameters():
         p.requires_grad_(False)
     return module
+
+
+class ResidualBlock(nn.Module):
+    """Pre-norm feed-forward block: x + fc2(gelu(fc1(norm(x))))."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, dim * 2)
+        self.fc2 = nn.Linear(dim * 2, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(nn.functional.gelu(self.fc1(self.norm(x))))
 
 
 def randn(gen: torch.Generator, *shape: int, device: str) -> torch.Tensor:

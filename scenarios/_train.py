@@ -1,5 +1,5 @@
-"""Shared pieces of the training scenarios (not a scenario itself): a residual block, and the
-eager AdamW training step around a model that is compiled in place."""
+"""Shared pieces of the training scenarios (not a scenario itself): the eager AdamW training step
+around a model that is compiled in place. Their residual block is `scenarios._common`'s."""
 
 from __future__ import annotations
 
@@ -12,19 +12,6 @@ from advisor import Workload
 
 LEARNING_RATE = 1e-3
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-
-
-class ResidualBlock(nn.Module):
-    """Pre-norm feed-forward block: x + fc2(gelu(fc1(norm(x))))."""
-
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-        self.fc1 = nn.Linear(dim, dim * 2)
-        self.fc2 = nn.Linear(dim * 2, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.fc2(nn.functional.gelu(self.fc1(self.norm(x))))
 
 
 def training_step(

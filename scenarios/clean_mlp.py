@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from advisor.measure.workload import Workload
-from scenarios._common import inference, randn, seeded
+from scenarios._common import ResidualBlock, inference, randn, seeded
 
 PATTERN = "no graph break (baseline MLP)"
 EXPECTED_VERDICT = "ignore"
@@ -19,17 +19,6 @@ EXPECTED_GB_CODE: str | None = None
 EXPECTED_LINE: int | None = None
 
 BATCH, IN_FEATURES, HIDDEN, CLASSES, BLOCKS = 16, 128, 256, 16, 3
-
-
-class ResidualBlock(nn.Module):
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-        self.fc1 = nn.Linear(dim, dim * 2)
-        self.fc2 = nn.Linear(dim * 2, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(x))))
 
 
 class MLPClassifier(nn.Module):

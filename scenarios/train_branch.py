@@ -15,8 +15,8 @@ import torch
 from torch import nn
 
 from advisor import Workload
-from scenarios._common import marker_line, randint, seeded
-from scenarios._train import ResidualBlock, module_compiled_training
+from scenarios._common import ResidualBlock, marker_line, randint, seeded
+from scenarios._train import module_compiled_training
 
 PATTERN = "if on a tensor norm (data-dependent branch) in a trained model's forward"
 EXPECTED_VERDICT = "rewrite"

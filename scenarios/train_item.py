@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from advisor import Workload
-from scenarios._common import marker_line, randint, randn, seeded
-from scenarios._train import ResidualBlock, module_compiled_training
+from scenarios._common import ResidualBlock, marker_line, randint, randn, seeded
+from scenarios._train import module_compiled_training
 
 PATTERN = ".item() on an activation statistic in a trained model's forward"
 EXPECTED_VERDICT = "rewrite"

@@ -18,8 +18,8 @@ import torch
 from torch import nn
 
 from advisor import Workload
-from scenarios._common import marker_line, seeded
-from scenarios._train import ResidualBlock, module_compiled_training
+from scenarios._common import ResidualBlock, marker_line, seeded
+from scenarios._train import module_compiled_training
 
 PATTERN = "nonzero token dropping (unpadding) in a trained model's forward"
 EXPECTED_VERDICT = "rewrite"

@@ -26,8 +26,8 @@ import torch
 from torch import nn
 
 from advisor import Workload
-from scenarios._common import marker_line, randint, randn, seeded
-from scenarios._train import LEARNING_RATE, ResidualBlock
+from scenarios._common import ResidualBlock, marker_line, randint, randn, seeded
+from scenarios._train import LEARNING_RATE
 
 PATTERN = "the whole training step compiled (backward and optimizer inside torch.compile)"
 EXPECTED_VERDICT = "isolate"

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import html
 import logging
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from advisor.core.artifacts import measurements_from_json
 from advisor.core.errors import AdvisorError
 from advisor.core.model import report_from_json, to_jsonable
 from advisor.render.report_io import REPORT_FILES
+from tests.support.no_torch import run_without_torch
 from tests.support.reports import full_report, measurements_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,8 +143,7 @@ def test_repr_html_is_the_report_in_an_iframe() -> None:
 
 
 def test_import_advisor_is_torch_free() -> None:
-    code = (
-        "import sys; sys.modules['torch'] = None\n"
+    proc = run_without_torch(
         "import advisor, advisor.gate.check, advisor.testing, advisor.render.trace\n"
         "import advisor.render.check, advisor.core.identity, advisor.core.files\n"
         "import advisor.judge.attribute, advisor.judge.advise, advisor.gate.compare\n"
@@ -154,9 +152,6 @@ def test_import_advisor_is_torch_free() -> None:
         "from tests.support.reports import full_report\n"
         "analysed(full_report(), None)._repr_html_()\n"
         "print(callable(advisor.analyse))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "True"

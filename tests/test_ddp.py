@@ -35,6 +35,7 @@ from advisor.core.model import (
 )
 from advisor.core.paths import is_installed
 from advisor.core.processes import Launch, run_processes
+from advisor.core.serial import message_from_json, message_to_json
 from advisor.core.taxonomy import DDP_KNOB, category_for, is_ddp_break
 from advisor.judge import judge
 from advisor.render import report_io
@@ -172,6 +173,19 @@ def test_merge_takes_the_slowest_rank_and_notes_breaks_that_differ() -> None:
     report = judge(merged)
     assert report.step_rank == 1 and len(report.ranks) == 2
     assert "rank 0's breaks differ from rank 1's" in " ".join(note_text(n) for n in report.warnings)
+
+
+def test_rank_tasks_and_results_survive_the_trip_through_json() -> None:
+    """What the parent writes for the ranks and each rank writes back (compact: a rank's
+    measurements are large)."""
+    from advisor.measure.ranks import RankResult, RankTask
+
+    task = RankTask("t.py:f", '{"n": 2}', "cpu", Settings(ranks=2), ("eager", "default"))
+    assert message_from_json(RankTask, message_to_json(task)) == task
+    result = RankResult(1, _rank(5.0, (_site("B1", "/u/model.py", 10),)))
+    text = message_to_json(result, compact=True)
+    assert ", " not in text and ": " not in text  # no whitespace between items
+    assert message_from_json(RankResult, text) == result
 
 
 def test_splits_come_from_the_capture_without_a_profile() -> None:

@@ -16,6 +16,7 @@ import pytest
 from advisor.core.artifacts import Capture, Measurements, ProfileTrace
 from advisor.core.errors import AdvisorError
 from advisor.core.model import BreakSite, Location, ModeError, ModeResult, Note, Report, Settings
+from advisor.core.serial import message_from_json, message_to_json
 from advisor.core.taxonomy import knob_for
 from advisor.judge import judge, judge_partial
 from advisor.measure import isolate
@@ -172,9 +173,9 @@ def test_tasks_and_results_survive_the_trip_through_json() -> None:
         WhatIfPlan("knob", (site,), knob=knob),
         (site,),
     )
-    assert isolate.task_from_json(isolate.task_to_json(task)) == task
+    assert message_from_json(Task, message_to_json(task)) == task
     result = TaskResult("w", ModeResult("eager", "ok", 0.1), notes=(Note("x", "y", {"n": 1.0}),))
-    assert isolate.result_from_json(isolate.result_to_json(result)) == result
+    assert message_from_json(TaskResult, message_to_json(result)) == result
 
 
 def test_the_worker_writes_its_result_whole_and_leaves_no_temporary_file(tmp_path: Path) -> None:
@@ -184,13 +185,13 @@ def test_the_worker_writes_its_result_whole_and_leaves_no_temporary_file(tmp_pat
 
     missing = str(ROOT / "tests" / "targets" / "missing.py") + ":factory"
     request = tmp_path / "task.json"
-    request.write_text(isolate.task_to_json(Task("eager", missing, "{}", "cpu", Settings())))
+    request.write_text(message_to_json(Task("eager", missing, "{}", "cpu", Settings())))
     args = [str(tmp_path / name) for name in ("task.json", "result.json", "faults.txt")]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     worker = [sys.executable, "-m", "advisor.measure.isolated_worker", *args]
     proc = subprocess.run(worker, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    result = isolate.result_from_json((tmp_path / "result.json").read_text())
+    result = message_from_json(TaskResult, (tmp_path / "result.json").read_text())
     assert result.error is not None and "file not found" in result.error
     assert sorted(p.name for p in tmp_path.iterdir()) == ["faults.txt", "result.json", "task.json"]
 
@@ -204,7 +205,7 @@ def measured_in_worker(task: Task) -> TaskResult:
     from advisor.measure.isolated_worker import measure_task
 
     try:
-        return isolate.result_from_json(isolate.result_to_json(measure_task(task)))
+        return message_from_json(TaskResult, message_to_json(measure_task(task)))
     finally:
         torch_adapter.reset_dynamo()
 

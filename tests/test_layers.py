@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from advisor.core.artifacts import Capture, Measurements, ProfileTrace, measurements_to_json
-from advisor.core.model import (
-    Environment,
-    LatencyStats,
-    ModeResult,
-    Settings,
-    WorkloadInfo,
-)
+from advisor.core.artifacts import measurements_to_json
+from advisor.core.model import Environment
+from tests.support.no_torch import run_without_torch
+from tests.support.recorded import print_case_measurements
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "advisor"
-DATA = ROOT / "tests" / "data"
 
 # What each stage's package may import (besides itself); the top-level modules are the entry
 # points (cli, api, testing, runner) and may import anything.
@@ -179,19 +172,7 @@ def test_the_rules_find_torch_an_arrow_up_and_a_cycle(tmp_path: Path) -> None:
 
 def _saved_run(folder: Path) -> Path:
     """A run folder holding only measurements.json, from the recorded print case."""
-    capture = Capture.from_json((DATA / "print.capture.json").read_text())
-    trace = ProfileTrace.from_json((DATA / "print.trace.json").read_text())
-    samples = (0.104, 0.106, 0.105, 0.107, 0.105)
-    default = ModeResult("default", "ok", 1.0, LatencyStats(0.105, 0.002, 5, samples))
-    eager = ModeResult("eager", "ok", 0.01, LatencyStats(0.2, 0.004, 5, (0.2,) * 5))
-    measurements = Measurements(
-        WorkloadInfo("print_case", "tests/cases/breaks.py:print", "cpu"),
-        Environment("2.13.0+cpu", "3.11", "cpu"),
-        Settings(),
-        (eager, default),
-        capture,
-        trace,
-    )
+    measurements = print_case_measurements("print_case", Environment("2.13.0+cpu", "3.11", "cpu"))
     folder.mkdir()
     (folder / "measurements.json").write_text(measurements_to_json(measurements))
     return folder
@@ -200,21 +181,10 @@ def _saved_run(folder: Path) -> Path:
 def test_advisor_judge_runs_where_torch_cannot_be_imported(tmp_path: Path) -> None:
     saved = _saved_run(tmp_path / "run")
     out = tmp_path / "judged"
-    # A finder that refuses torch, as on a machine without it (`sys.modules['torch'] = None`
-    # would also block it, but libraries that look torch up in sys.modules then trip on None).
-    code = (
-        "import sys\n"
-        "class NoTorch:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'torch' or name.startswith('torch.'):\n"
-        "            raise ImportError('no torch on this machine')\n"
-        "sys.meta_path.insert(0, NoTorch())\n"
+    proc = run_without_torch(
         "import advisor.core, advisor.judge, advisor.render, advisor.gate, advisor.sweep\n"
         "from advisor.cli import main\n"
         f"sys.exit(main(['judge', {str(saved)!r}, '--out', {str(out)!r}, '--quiet']))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert proc.returncode == 0, proc.stderr
     assert "torch" not in proc.stderr
@@ -256,12 +226,8 @@ def test_the_default_judged_folder_is_new_and_beside_the_run(tmp_path: Path) -> 
 
 
 def test_the_judging_side_imports_where_torch_is_blocked() -> None:
-    code = (
-        "import sys; sys.modules['torch'] = None\n"
+    proc = run_without_torch(
         "import advisor.core, advisor.judge, advisor.render, advisor.gate, advisor.sweep\n"
         "import advisor.cli, advisor.api\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert proc.returncode == 0, proc.stderr

@@ -279,3 +279,19 @@ def test_a_disabled_helper_is_traced_when_its_boundary_is_removed() -> None:
         "B2", "GB0098", "x", Location(disabled_helper.__file__, line, "f", "y = f(x)")
     )
     assert undisable_variant([nothing]) is None
+
+
+class Holder:
+    @staticmethod
+    @torch.compiler.disable
+    def helper(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+
+def test_a_staticmethod_wrapper_is_replaced_by_a_staticmethod() -> None:
+    wrapper = Holder.__dict__["helper"].__func__
+    with torch_adapter.EnabledFrames([wrapper]):
+        assert isinstance(Holder.__dict__["helper"], staticmethod)
+        assert Holder().helper(torch.zeros(1)).item() == 1.0  # no `self` passed in
+        assert not hasattr(Holder.helper, "_torchdynamo_orig_callable")
+    assert Holder.helper is wrapper

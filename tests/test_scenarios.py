@@ -2,26 +2,24 @@
 stated break (code and line) for the workload and none for the fixed variant.
 
 Compiles use backend="eager" only (Dynamo's break decisions do not depend on the backend), so
-the whole file stays fast. Breaks are read from the in-process structured trace (logger
-`torch.__trace`, artifact `dynamo_graph_break_reason`), which works for `.item()` and `nonzero`
-too, unlike a fullgraph compile.
+the whole file stays fast. Breaks are read from the in-process structured trace
+(tests/support/dynamo_trace.py), which works for `.item()` and `nonzero` too, unlike a
+fullgraph compile.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 import torch
 
 from advisor.measure import harness
 from advisor.measure.workload import SCENARIO_DIR, Workload, load_target, scenario_info
+from tests.support.dynamo_trace import Capture, traced_calls
 
 SCENARIOS = [
     "clean_mlp",
@@ -42,89 +40,10 @@ WITH_BREAK = [s for s in SCENARIOS if s not in ("clean_mlp", "dynamic_shapes_rec
 FULLGRAPH_DOES_NOT_RAISE_ROOT = {"item_in_decode_loop", "moe_nonzero_routing"}
 VERDICTS = {"rewrite", "isolate", "ignore"}
 
-_LINK = re.compile(r"compile-graph-break-site/gb/gb(\d+)\.html")
-_AT = re.compile(r"Graph break in user code at (.+):(\d+)")
-_FRAME = re.compile(r'File "(.+)", line (\d+), in ')
-
-
-@dataclass
-class Break:
-    codes: list[str]  # root first, then chained codes (e.g. GB7000)
-    file: str
-    line: int
-    user_stack: list[tuple[str, int]]
-
-    def innermost_in(self, path: Path) -> int | None:
-        lines = [ln for f, ln in self.user_stack if Path(f).resolve() == path.resolve()]
-        return lines[-1] if lines else None
-
-
-@dataclass
-class Capture:
-    breaks: list[Break] = field(default_factory=list)
-    compiles: list[tuple[int, int, str | None, str | None]] = field(default_factory=list)
-
-    @property
-    def recompiles(self) -> int:
-        return sum(1 for _, fcid, _, _ in self.compiles if fcid > 0)
-
-
-def _parse_break(payload: str) -> Break:
-    at = _AT.search(payload)
-    assert at is not None, payload[:200]
-    codes: list[str] = []
-    for num in _LINK.findall(payload):
-        code = f"GB{num}"
-        if code not in codes:
-            codes.append(code)
-    stack: list[tuple[str, int]] = []
-    if "User code traceback:" in payload:
-        section = payload.split("User code traceback:", 1)[1]
-        section = section.split("Traceback (most recent call last)", 1)[0]
-        stack = [(f, int(n)) for f, n in _FRAME.findall(section)]
-    return Break(codes, at.group(1), int(at.group(2)), stack)
-
-
-class _TraceHandler(logging.Handler):
-    def __init__(self, capture: Capture) -> None:
-        super().__init__(logging.DEBUG)
-        self.capture = capture
-
-    def emit(self, record: logging.LogRecord) -> None:
-        md: dict[str, Any] = getattr(record, "metadata", None) or {}
-        artifact = md.get("artifact")
-        if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
-            self.capture.breaks.append(_parse_break(str(getattr(record, "payload", ""))))
-        metrics = md.get("compilation_metrics")
-        if isinstance(metrics, dict):
-            self.capture.compiles.append(
-                (
-                    int(md.get("frame_id", -1)),
-                    int(md.get("frame_compile_id", -1)),
-                    metrics.get("co_name"),
-                    metrics.get("fail_type"),
-                )
-            )
-
 
 def capture(w: Workload, calls: int = 2) -> Capture:
     """Compile `w.fn` (backend=eager, fullgraph=False), run it, and collect breaks/compiles."""
-    torch._dynamo.reset()
-    result = Capture()
-    handler = _TraceHandler(result)
-    trace_log = logging.getLogger("torch.__trace")
-    old_level = trace_log.level
-    trace_log.setLevel(logging.DEBUG)
-    trace_log.addHandler(handler)
-    try:
-        compiled = harness.compiled_call(w, "eager", fullgraph=False)
-        for _ in range(calls):
-            compiled()
-    finally:
-        trace_log.removeHandler(handler)
-        trace_log.setLevel(old_level)
-        torch._dynamo.reset()
-    return result
+    return traced_calls(lambda: harness.compiled_call(w, "eager", fullgraph=False), calls)
 
 
 def _module(name: str) -> ModuleType:

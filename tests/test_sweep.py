@@ -33,6 +33,7 @@ from advisor.sweep.render import (
     render_markdown,
 )
 from advisor.sweep.runner import SweepOptions, run_sweep
+from tests.support.no_torch import run_without_torch
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "sweep"
@@ -514,18 +515,9 @@ def test_rejudge_writes_a_new_folder_and_leaves_the_saved_one(
 def test_rejudge_runs_where_torch_cannot_be_imported(tmp_path: Path) -> None:
     """In two worker processes, into the default folder beside the saved one."""
     saved = _saved_sweep(tmp_path)
-    code = (
-        "import sys\n"
-        "class NoTorch:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'torch' or name.startswith('torch.'):\n"
-        "            raise ImportError('no torch on this machine')\n"
-        "sys.meta_path.insert(0, NoTorch())\n"
+    proc = run_without_torch(
         "from advisor.cli import main\n"
         f"sys.exit(main(['sweep', '--rejudge', {str(saved)!r}, '--workers', '2']))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert proc.returncode == 0, proc.stderr
     (line,) = proc.stderr.splitlines()  # the summary alone: nothing tried to import torch

@@ -5,124 +5,40 @@ trains: three calls, finite losses that match the fixed variant's.
 Compiles use backend="eager" only (Dynamo's break decisions do not depend on the backend). A
 workload with `compiled_module` is compiled as the advisor does it: that module in place
 (`module.compile()`), its training step eager around it; otherwise the step itself is compiled.
-Breaks are read from the in-process structured trace (logger `torch.__trace`, artifact
-`dynamo_graph_break_reason`), parsed as in tests/test_scenarios.py.
+Breaks are read from the in-process structured trace (tests/support/dynamo_trace.py), as in
+tests/test_scenarios.py.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import logging
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 import torch
 
 from advisor import Workload
+from tests.support.dynamo_trace import (
+    Capture,
+    compiled_eager,
+    dynamo_reset_on_one_thread,
+    traced_calls,
+)
 
 SCENARIOS = ["train_item", "train_print", "train_branch", "train_mask", "train_whole_step"]
 MODULE_COMPILED = ["train_item", "train_print", "train_branch", "train_mask"]
 VERDICTS = {"rewrite", "isolate", "ignore"}
 STEPS = 3
 
-_LINK = re.compile(r"compile-graph-break-site/gb/gb(\d+)\.html")
-_AT = re.compile(r"Graph break in user code at (.+):(\d+)")
-_FRAME = re.compile(r'File "(.+)", line (\d+), in ')
-
-
-@dataclass
-class Break:
-    codes: list[str]  # root first, then chained codes (e.g. GB7000)
-    file: str
-    line: int
-    user_stack: list[tuple[str, int]]
-
-    def innermost_in(self, path: Path) -> int | None:
-        lines = [ln for f, ln in self.user_stack if Path(f).resolve() == path.resolve()]
-        return lines[-1] if lines else None
-
-
-@dataclass
-class Capture:
-    breaks: list[Break] = field(default_factory=list)
-    compiles: list[tuple[int, int, str | None, str | None]] = field(default_factory=list)
-    losses: list[torch.Tensor] = field(default_factory=list)
-
-    @property
-    def recompiles(self) -> int:
-        return sum(1 for _, fcid, _, _ in self.compiles if fcid > 0)
-
-
-def _parse_break(payload: str) -> Break:
-    at = _AT.search(payload)
-    assert at is not None, payload[:200]
-    codes: list[str] = []
-    for num in _LINK.findall(payload):
-        code = f"GB{num}"
-        if code not in codes:
-            codes.append(code)
-    stack: list[tuple[str, int]] = []
-    if "User code traceback:" in payload:
-        section = payload.split("User code traceback:", 1)[1]
-        section = section.split("Traceback (most recent call last)", 1)[0]
-        stack = [(f, int(n)) for f, n in _FRAME.findall(section)]
-    return Break(codes, at.group(1), int(at.group(2)), stack)
-
-
-class _TraceHandler(logging.Handler):
-    def __init__(self, capture: Capture) -> None:
-        super().__init__(logging.DEBUG)
-        self.capture = capture
-
-    def emit(self, record: logging.LogRecord) -> None:
-        md: dict[str, Any] = getattr(record, "metadata", None) or {}
-        artifact = md.get("artifact")
-        if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
-            self.capture.breaks.append(_parse_break(str(getattr(record, "payload", ""))))
-        metrics = md.get("compilation_metrics")
-        if isinstance(metrics, dict):
-            self.capture.compiles.append(
-                (
-                    int(md.get("frame_id", -1)),
-                    int(md.get("frame_compile_id", -1)),
-                    metrics.get("co_name"),
-                    metrics.get("fail_type"),
-                )
-            )
-
-
-def compiled_eager(w: Workload) -> Callable[[], Any]:
-    """One training step per call, compiled with backend="eager" where the workload says."""
-    if w.compiled_module is not None:
-        w.compiled_module.compile(backend="eager")  # in place; the step stays eager
-        return w
-    compiled = torch.compile(w.fn, backend="eager")
-    return lambda: compiled(*w.args, **w.kwargs)
-
 
 def capture(w: Workload, calls: int = STEPS) -> Capture:
-    """Compile `w` (backend=eager), run `calls` steps, and collect breaks, compiles and losses."""
-    torch._dynamo.reset()
-    result = Capture()
-    handler = _TraceHandler(result)
-    trace_log = logging.getLogger("torch.__trace")
-    old_level = trace_log.level
-    trace_log.setLevel(logging.DEBUG)
-    trace_log.addHandler(handler)
-    try:
-        step = compiled_eager(w)
-        result.losses = [step() for _ in range(calls)]
-    finally:
-        trace_log.removeHandler(handler)
-        trace_log.setLevel(old_level)
-        torch._dynamo.reset()
-    return result
+    """Compile `w` (backend=eager), run `calls` steps, and collect breaks, compiles and losses
+    (the outputs)."""
+    return traced_calls(lambda: compiled_eager(w), calls)
 
 
 def _module(name: str) -> ModuleType:
@@ -143,16 +59,8 @@ def eager_losses(name: str, variant: str) -> tuple[torch.Tensor, ...]:
 
 @pytest.fixture(autouse=True)
 def _reset_dynamo_one_thread() -> Iterator[None]:
-    """Dynamo reset around each test, and one torch thread: on a shared 2-core machine a
-    training step with two threads ran up to 100x slower (threads waiting on each other)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    torch._dynamo.reset()
-    try:
+    with dynamo_reset_on_one_thread():
         yield
-    finally:
-        torch._dynamo.reset()
-        torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -194,7 +102,7 @@ def test_workload_breaks_where_stated(name: str) -> None:
         assert br.innermost_in(Path(mod.__file__)) == mod.EXPECTED_LINE, (name, br.user_stack)
     assert all(fail is None for _, _, _, fail in cap.compiles), cap.compiles
     assert cap.recompiles == getattr(mod, "EXPECTED_RECOMPILES", 0), cap.compiles
-    torch.testing.assert_close(tuple(cap.losses), eager_losses(name, "workload"))
+    torch.testing.assert_close(tuple(cap.outputs), eager_losses(name, "workload"))
 
 
 def test_whole_step_breaks_at_backward_and_in_torch() -> None:
@@ -213,7 +121,7 @@ def test_whole_step_breaks_at_backward_and_in_torch() -> None:
     assert any(b.codes == ["GB0098", "GB7000"] for b in in_torch), cap.breaks
     assert [fail for _, _, name, fail in cap.compiles if fail] == ["Unsupported"], cap.compiles
     assert cap.recompiles == 0, cap.compiles
-    torch.testing.assert_close(tuple(cap.losses), eager_losses("train_whole_step", "workload"))
+    torch.testing.assert_close(tuple(cap.outputs), eager_losses("train_whole_step", "workload"))
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -223,4 +131,4 @@ def test_fixed_has_no_break(name: str) -> None:
     assert all(fail is None for _, _, _, fail in cap.compiles), cap.compiles
     assert cap.recompiles == 0, cap.compiles
     assert len(cap.compiles) == 1, cap.compiles
-    torch.testing.assert_close(tuple(cap.losses), eager_losses(name, "fixed"))
+    torch.testing.assert_close(tuple(cap.outputs), eager_losses(name, "fixed"))

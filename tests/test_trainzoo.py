@@ -13,6 +13,7 @@ import torch
 
 from advisor.measure.workload import scenario_names
 from benchmarks.trainzoo.models import FORMS, HELD_OUT_MODELS, MODELS, TUNING_MODELS, build
+from tests.support.dynamo_trace import compiled_eager, dynamo_reset_on_one_thread
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 TRAINZOO = Path(__file__).resolve().parent.parent / "benchmarks" / "trainzoo"
@@ -21,14 +22,8 @@ ZOO = TRAINZOO.parent / "zoo"
 
 @pytest.fixture(autouse=True)
 def _one_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    torch._dynamo.reset()
-    try:
+    with dynamo_reset_on_one_thread():
         yield
-    finally:
-        torch._dynamo.reset()
-        torch.set_num_threads(threads)
 
 
 def test_manifest_lists_every_model_form_and_training_scenario() -> None:
@@ -66,15 +61,7 @@ def test_graphsage_trains_in_both_forms(form: str) -> None:
     pytest.importorskip("torch_geometric")
     w = build("cpu", "graphsage", form)
     assert (w.compiled_module is not None) == (form == "module")
-    if w.compiled_module is not None:
-        w.compiled_module.compile(backend="eager")
-        step = w
-    else:
-        compiled = torch.compile(w.fn, backend="eager")
-
-        def step() -> torch.Tensor:
-            return compiled(*w.args, **w.kwargs)
-
+    step = compiled_eager(w)
     losses = [step() for _ in range(3)]
     assert all(loss.ndim == 0 and torch.isfinite(loss) for loss in losses)
     eager = build("cpu", "graphsage", form)

@@ -8,6 +8,9 @@ when the name exists, so a file written concurrently or earlier is never replace
 `replace_atomically` renames it over the old one. The temporary file is created with the
 permissions a plain `open` would give (umask applied), so the file keeps them once published.
 Failures are an `AdvisorError` of one line.
+
+Reading is here too (`read_text`, `parse_file`): every file the advisor reads back (a report,
+measurements, a baseline, a sweep's files, a manifest) fails in the same one-line words.
 """
 
 from __future__ import annotations
@@ -16,9 +19,13 @@ import contextlib
 import errno
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from advisor.core.errors import AdvisorError
+
+T = TypeVar("T")
 
 TEMP_PREFIX = ".advisor-"
 # Where a file system cannot hard-link (some network and FUSE mounts), fall back to a rename
@@ -38,6 +45,26 @@ def write_new(path: Path, content: str | bytes) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
+
+
+def read_text(path: Path, what: str = "", error: type[AdvisorError] = AdvisorError) -> str:
+    """The text of a file (UTF-8); a one-line `error` "cannot read [WHAT ]PATH: why" when it
+    cannot be read (missing, a folder, not UTF-8). `what` names the kind of file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        named = f"{what} " if what else ""
+        raise error(f"cannot read {named}{path}: {exc}") from None
+
+
+def parse_file(path: Path, parse: Callable[[str], T]) -> T:
+    """`parse` of a file's text; its ValueError (the parsers' one-line reason) becomes an
+    AdvisorError "PATH: reason", and a file that cannot be read one from `read_text`."""
+    text = read_text(path)
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise AdvisorError(f"{path}: {exc}") from None
 
 
 def replace_atomically(path: Path, content: str | bytes) -> None:

@@ -187,23 +187,56 @@ def dumps(record: Any, indent: int | None = 2, compact: bool = False) -> str:
     return json.dumps(data, indent=indent, separators=separators, allow_nan=False)
 
 
+def message_to_json(record: Any, compact: bool = False) -> str:
+    """A record as JSON text for another process of this same advisor (a worker's task or
+    result: no schema version, both ends run this code); `compact` without whitespace, for
+    large ones."""
+    separators = (",", ":") if compact else None
+    return json.dumps(to_jsonable(record), separators=separators)
+
+
+def message_from_json(cls: type[T], text: str) -> T:
+    """A `cls` from the text `message_to_json` wrote."""
+    return from_jsonable(cls, json.loads(text))
+
+
 def load_versioned(cls: type[T], text: str, version: int, what: str, older_hint: str) -> T:
-    """Parse a `what` document of schema `version`; a one-line ValueError when it is not one this
-    advisor can read (not JSON, no version, another version, a field of the wrong type)."""
+    """Parse a `what` document whose `schema_version` is `version`; a one-line ValueError when
+    it is not one this advisor can read (not JSON, no version, another version, a field of the
+    wrong type). An older version's message adds `older_hint` (what to do about it)."""
+
+    def unsupported(found: object) -> str:
+        older = isinstance(found, int) and not isinstance(found, bool) and found < version
+        hint = f" ({older_hint})" if older else ""
+        return (
+            f"{what} schema version {found!r} is not supported: this advisor reads version "
+            f"{version}{hint}"
+        )
+
+    return load_versioned_json(cls, text, what, "schema_version", version, unsupported)
+
+
+def load_versioned_json(
+    cls: type[T],
+    text: str,
+    what: str,
+    key: str,
+    version: int,
+    unsupported: Callable[[object], str],
+) -> T:
+    """Parse a `what` document that holds its version under `key`, as a `cls`. Each way it can
+    be unreadable is a one-line ValueError: not JSON; "not an advisor {what} (no {key})";
+    `unsupported(found)` for a version other than `version`; "malformed {what}: ..." for a
+    field of the wrong type. Each document words its version message itself (what to do
+    about it differs)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise ValueError(f"not an advisor {what} (no schema_version)")
-    found = data["schema_version"]
-    if found != version:
-        older = isinstance(found, int) and not isinstance(found, bool) and found < version
-        hint = f" ({older_hint})" if older else ""
-        raise ValueError(
-            f"{what} schema version {found!r} is not supported: this advisor reads version "
-            f"{version}{hint}"
-        )
+    if not isinstance(data, dict) or key not in data:
+        raise ValueError(f"not an advisor {what} (no {key})")
+    if data[key] != version:
+        raise ValueError(unsupported(data[key]))
     try:
         return from_jsonable(cls, data)
     except (TypeError, ValueError, KeyError) as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -108,8 +108,13 @@ def median_noise(values: Sequence[float], confidence: float = 0.95) -> float:
 
 
 def _bootstrap(
-    before: Sequence[float], after: Sequence[float], statistic, confidence: float, seed: int
-) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    samples: Sequence[Sequence[float]],
+    statistic: Callable[..., np.ndarray],
+    confidence: float,
+    seed: int,
+) -> tuple[float, float]:
+    """A percentile bootstrap interval of `statistic` of the samples (each resampled on its
+    own), seeded so that a run's interval is the same each time."""
     from scipy.stats import bootstrap
 
     # Degenerate samples (all equal, zero medians) give an infinite or undefined interval,
@@ -117,7 +122,7 @@ def _bootstrap(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = bootstrap(
-            (np.asarray(before, dtype=float), np.asarray(after, dtype=float)),
+            tuple(np.asarray(sample, dtype=float) for sample in samples),
             statistic,
             confidence_level=confidence,
             n_resamples=2000,
@@ -142,7 +147,7 @@ def median_difference_ci(
     before: Sequence[float], after: Sequence[float], confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float, float]:
     """median(before) - median(after), with a bootstrap interval of that difference."""
-    low, high = _bootstrap(before, after, _median_difference, confidence, seed)
+    low, high = _bootstrap((before, after), _median_difference, confidence, seed)
     return median(before) - median(after), low, high
 
 
@@ -150,7 +155,7 @@ def median_ratio_ci(
     before: Sequence[float], after: Sequence[float], confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float, float]:
     """median(after) / median(before) (below 1 is faster), with a bootstrap interval."""
-    low, high = _bootstrap(before, after, _median_ratio, confidence, seed)
+    low, high = _bootstrap((before, after), _median_ratio, confidence, seed)
     return median(after) / median(before), low, high
 
 
@@ -185,19 +190,7 @@ def relative_ratio_ci(
     """(median(after) / median(after_ref)) / (median(before) / median(before_ref)): a change
     measured against a reference timed alongside it in each run (below 1 is faster), so a
     drift of the machine that moves both alike cancels; with a bootstrap interval."""
-    from scipy.stats import bootstrap
-
-    samples = tuple(np.asarray(s, dtype=float) for s in (before, before_ref, after, after_ref))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = bootstrap(
-            samples,
-            _relative_ratio,
-            confidence_level=confidence,
-            n_resamples=2000,
-            method="percentile",
-            vectorized=True,
-            rng=np.random.default_rng(seed),
-        )
+    samples = (before, before_ref, after, after_ref)
+    low, high = _bootstrap(samples, _relative_ratio, confidence, seed)
     point = (median(after) / median(after_ref)) / (median(before) / median(before_ref))
-    return point, float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return point, low, high

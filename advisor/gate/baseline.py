@@ -15,8 +15,9 @@ import json
 from dataclasses import dataclass
 
 from advisor.core.identity import BreakIdentity
-from advisor.core.model import BreakEntry, BreakSite, Report, from_jsonable, to_jsonable
+from advisor.core.model import BreakEntry, BreakSite, Report, to_jsonable
 from advisor.core.paths import display_path
+from advisor.core.serial import load_versioned_json
 
 BASELINE_VERSION = 1
 
@@ -116,18 +117,13 @@ def baseline_to_json(baseline: Baseline) -> str:
 
 def baseline_from_json(text: str) -> Baseline:
     """Parse a baseline; ValueError with a one-line reason when it is not one we can read."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, dict) or "baseline_version" not in data:
-        raise ValueError("not an advisor baseline (no baseline_version)")
-    if data["baseline_version"] != BASELINE_VERSION:
-        raise ValueError(
-            f"baseline version {data['baseline_version']!r} is not supported (this advisor "
+
+    def unsupported(found: object) -> str:
+        return (
+            f"baseline version {found!r} is not supported (this advisor "
             f"reads version {BASELINE_VERSION}): make it again with --update-baseline"
         )
-    try:
-        return from_jsonable(Baseline, data)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"malformed baseline: {exc}") from None
+
+    return load_versioned_json(
+        Baseline, text, "baseline", "baseline_version", BASELINE_VERSION, unsupported
+    )

@@ -42,7 +42,7 @@ from advisor.core.model import (
 )
 from advisor.core.paths import is_installed
 from advisor.core.processes import run_process
-from advisor.core.serial import from_jsonable, to_jsonable
+from advisor.core.serial import message_from_json, message_to_json
 from advisor.measure import environment
 from advisor.measure.harness import MODE_ORDER
 from advisor.measure.pipeline import (
@@ -90,22 +90,6 @@ class TaskResult:
     error: str | None = None
 
 
-def task_to_json(task: Task) -> str:
-    return json.dumps(to_jsonable(task))
-
-
-def task_from_json(text: str) -> Task:
-    return from_jsonable(Task, json.loads(text))
-
-
-def result_to_json(result: TaskResult) -> str:
-    return json.dumps(to_jsonable(result))
-
-
-def result_from_json(text: str) -> TaskResult:
-    return from_jsonable(TaskResult, json.loads(text))
-
-
 Command = Callable[[Path, Path, Path], list[str]]
 
 
@@ -134,7 +118,7 @@ def run_task(
     with tempfile.TemporaryDirectory(prefix="advisor-isolated-") as folder:
         paths = [Path(folder) / name for name in ("task", "result", "faults", "stderr")]
         request, result, faults, stderr_path = paths
-        request.write_text(task_to_json(task), encoding="utf-8")
+        request.write_text(message_to_json(task), encoding="utf-8")
         with open(stderr_path, "wb") as stderr:
             outcome = run_process(
                 command(request, result, faults),
@@ -157,7 +141,7 @@ def run_task(
             code = outcome.returncode
             return crash_error(f"exited with code {code}" + (f": {last}" if last else ""), "")
         try:
-            return result_from_json(result.read_text(encoding="utf-8"))
+            return message_from_json(TaskResult, result.read_text(encoding="utf-8"))
         except ValueError as exc:  # JSONDecodeError included
             return crash_error(f"wrote a result that cannot be read ({exc})", "")
 

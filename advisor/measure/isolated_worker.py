@@ -20,10 +20,11 @@ from pathlib import Path
 from advisor.core.errors import AdvisorError
 from advisor.core.files import replace_atomically
 from advisor.core.model import ModeResult, Note
+from advisor.core.serial import message_from_json, message_to_json
 from advisor.measure import environment, harness
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import pinned
-from advisor.measure.isolate import Task, TaskResult, result_to_json, task_from_json
+from advisor.measure.isolate import Task, TaskResult
 from advisor.measure.quiet import muted_dynamo_warnings
 from advisor.measure.stages import measure_what_if, warm_default_stage
 from advisor.measure.workload import Workload, load_target
@@ -36,13 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     faulthandler.enable(stack_file, all_threads=False)
     if hasattr(signal, "SIGUSR1"):
         faulthandler.register(signal.SIGUSR1, stack_file, all_threads=False)
-    task = task_from_json(request.read_text(encoding="utf-8"))
+    task = message_from_json(Task, request.read_text(encoding="utf-8"))
     try:
         with muted_dynamo_warnings():
             outcome = measure_task(task)
     except AdvisorError as exc:
         outcome = TaskResult(error=str(exc))
-    replace_atomically(result, result_to_json(outcome))  # the parent sees a whole result or none
+    replace_atomically(result, message_to_json(outcome))  # the parent sees a whole result or none
     return 0
 
 

@@ -22,10 +22,11 @@ from pathlib import Path
 
 from advisor.core.errors import AdvisorError
 from advisor.core.files import replace_atomically
+from advisor.core.serial import message_from_json, message_to_json
 from advisor.measure.lockstep import lockstep_settings
 from advisor.measure.pipeline import Progress, RunOptions, measure_workload
 from advisor.measure.quiet import muted_dynamo_warnings
-from advisor.measure.ranks import ERROR_EXIT, RankResult, RankTask, result_to_json, task_from_json
+from advisor.measure.ranks import ERROR_EXIT, RankResult, RankTask
 from advisor.measure.workload import load_target
 
 
@@ -39,14 +40,15 @@ class Rank:
 def main(argv: Sequence[str] | None = None) -> int:
     request, result = (Path(a) for a in (sys.argv[1:] if argv is None else argv))
     faulthandler.enable(all_threads=False)
-    task = task_from_json(request.read_text(encoding="utf-8"))
+    task = message_from_json(RankTask, request.read_text(encoding="utf-8"))
     rank = rank_from_environment()
     try:
         with muted_dynamo_warnings():
             outcome = measure_rank(task, rank)
     except AdvisorError as exc:
         outcome = RankResult(rank.rank, error=str(exc))
-    replace_atomically(result, result_to_json(outcome))  # the parent sees a whole result or none
+    # the parent sees a whole result or none; compact: a rank's measurements are large
+    replace_atomically(result, message_to_json(outcome, compact=True))
     return ERROR_EXIT if outcome.error else 0
 
 

@@ -18,7 +18,6 @@ what-ifs are the record's. Breaks are matched across ranks by identity
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from advisor.core.errors import AdvisorError
 from advisor.core.identity import BreakIdentity, match
 from advisor.core.model import Note, Settings
 from advisor.core.processes import Launch, ProcessOutcome, run_processes
-from advisor.core.serial import from_jsonable, to_jsonable
+from advisor.core.serial import message_from_json, message_to_json
 from advisor.measure import environment
 from advisor.measure.isolate import child_environment, params_json
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, workload_info
@@ -60,22 +59,6 @@ class RankResult:
     rank: int
     measurements: Measurements | None = None
     error: str | None = None
-
-
-def task_to_json(task: RankTask) -> str:
-    return json.dumps(to_jsonable(task))
-
-
-def task_from_json(text: str) -> RankTask:
-    return from_jsonable(RankTask, json.loads(text))
-
-
-def result_to_json(result: RankResult) -> str:
-    return json.dumps(to_jsonable(result), separators=(",", ":"))
-
-
-def result_from_json(text: str) -> RankResult:
-    return from_jsonable(RankResult, json.loads(text))
 
 
 def free_port() -> int:
@@ -160,7 +143,7 @@ def _run_ranks(task: RankTask, settings: Settings) -> list[Measurements]:
     world = settings.ranks
     with tempfile.TemporaryDirectory(prefix="advisor-ranks-") as folder:
         base = Path(folder)
-        (base / "task.json").write_text(task_to_json(task), encoding="utf-8")
+        (base / "task.json").write_text(message_to_json(task), encoding="utf-8")
         port = free_port()
         with contextlib.ExitStack() as files:
             logs = [files.enter_context(open(base / f"stderr{r}", "wb")) for r in range(world)]
@@ -194,7 +177,11 @@ def _read(
 ) -> Measurements:
     """Rank `rank`'s measurements, or an AdvisorError naming the rank that failed first."""
     result_path = base / f"result{rank}.json"
-    result = result_from_json(result_path.read_text("utf-8")) if result_path.is_file() else None
+    result = (
+        message_from_json(RankResult, result_path.read_text("utf-8"))
+        if result_path.is_file()
+        else None
+    )
     if result is not None and result.measurements is not None:
         return result.measurements
     if result is not None and result.error:

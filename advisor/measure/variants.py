@@ -116,32 +116,33 @@ def disable_variant(
         variant_record("disable", tuple(targets)),
         subjects=tuple(dict.fromkeys(unit for unit, _ in found)),
     )
-
-    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
-        compiled = harness.compiled_call(workload, backend, False)
-
-        def call() -> Any:
-            with disabled:
-                return compiled()
-
-        return call
-
-    return Variant(record, make_call)
+    return Variant(record, _compiled_within(lambda: disabled))
 
 
 def noop_variant(noop: str, targets: list[BreakSite]) -> Variant:
     """`noop` ("print", "warn" or "logger:<method>") made a no-op while compiling and calling."""
+    return Variant(
+        variant_record("noop", tuple(targets), noop), _compiled_within(lambda: silenced(noop))
+    )
+
+
+def _compiled_within(
+    context: Callable[[], contextlib.AbstractContextManager[Any]],
+) -> Callable[[Workload, Any], Callable[[], Any]]:
+    """A variant's `make_call`: the workload compiled as in the default mode, and each call (the
+    first compiles) made inside `context()`, asked for anew each time because a generator-based
+    context manager can be entered only once."""
 
     def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
         compiled = harness.compiled_call(workload, backend, False)
 
         def call() -> Any:
-            with silenced(noop):
+            with context():
                 return compiled()
 
         return call
 
-    return Variant(variant_record("noop", tuple(targets), noop), make_call)
+    return make_call
 
 
 @contextlib.contextmanager
@@ -179,14 +180,4 @@ def undisable_variant(targets: list[BreakSite]) -> Variant | None:
         return None
     enabled = torch_adapter.EnabledFrames(wrappers)
     record = replace(variant_record("undisable", tuple(targets)), fix="rewrite")
-
-    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
-        compiled = harness.compiled_call(workload, backend, False)
-
-        def call() -> Any:
-            with enabled:
-                return compiled()
-
-        return call
-
-    return Variant(record, make_call)
+    return Variant(record, _compiled_within(lambda: enabled))

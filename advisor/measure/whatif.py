@@ -125,23 +125,6 @@ class _Variant:
     stats: LatencyStats | None = None  # timed before the baseline (where frames are skipped)
 
 
-def measure_knob(
-    workload: Workload,
-    knob: Knob,
-    targets: list[BreakSite],
-    reference_output: Any,
-    settings: Settings,
-    device: str,
-    timer: Timer | None = None,
-    baseline_sites: tuple[BreakSite, ...] = (),
-) -> WhatIf:
-    """A config knob's what-if (see `measure_variant`)."""
-    variant = knob_variant(knob, targets)
-    return measure_variant(
-        workload, variant, targets, reference_output, settings, device, timer, baseline_sites
-    )
-
-
 def measure_variant(
     workload: Workload,
     variant: Variant,

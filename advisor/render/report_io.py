@@ -22,7 +22,7 @@ from advisor.core.artifacts import (
     measurements_to_json,
 )
 from advisor.core.errors import AdvisorError
-from advisor.core.files import TEMP_PREFIX, write_new
+from advisor.core.files import TEMP_PREFIX, parse_file, write_new
 from advisor.core.model import Report, report_from_json
 
 RENDERED_FILES = ("report.json", "report.md", "report.html", "trace.json")
@@ -103,15 +103,7 @@ T = TypeVar("T")
 
 
 def _load(path: str | Path, name: str, what: str, parse: Callable[[str], T]) -> T:
-    p = _file(path, name, what)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdvisorError(f"cannot read {p}: {exc}") from None
-    try:
-        return parse(text)
-    except ValueError as exc:
-        raise AdvisorError(f"{p}: {exc}") from None
+    return parse_file(_file(path, name, what), parse)
 
 
 def _file(path: str | Path, name: str, what: str) -> Path:

@@ -8,7 +8,6 @@ the `ActionContext` its title needs); `advisor.sweep.render` writes the sentence
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 from collections import defaultdict
@@ -17,8 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.core.identity import BreakIdentity
-from advisor.core.model import Action, BreakEntry, Report, from_jsonable
+from advisor.core.model import Action, BreakEntry, Report
 from advisor.core.paths import common_folder, display_path
+from advisor.core.serial import load_versioned_json
 from advisor.judge.actions import misplaced
 from advisor.render.actions import ActionContext, action_context
 
@@ -135,22 +135,14 @@ class Zoo:
 
 def zoo_from_json(text: str) -> Zoo:
     """A sweep.json; a one-line ValueError when it is not one this advisor reads."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, dict) or "sweep_schema" not in data:
-        raise ValueError("not an advisor sweep.json (no sweep_schema)")
-    found = data["sweep_schema"]
-    if found != SWEEP_SCHEMA:
-        raise ValueError(
+
+    def unsupported(found: object) -> str:
+        return (
             f"sweep schema version {found!r} is not supported: this advisor reads version "
             f"{SWEEP_SCHEMA} (compare the sweep folders, or re-judge them with --rejudge)"
         )
-    try:
-        return from_jsonable(Zoo, data)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"malformed sweep.json: {exc}") from None
+
+    return load_versioned_json(Zoo, text, "sweep.json", "sweep_schema", SWEEP_SCHEMA, unsupported)
 
 
 # --- the one place that reads a Report -------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.errors import AdvisorError
+from advisor.core.files import parse_file, read_text
 from advisor.core.model import Report
 from advisor.render.report_io import load_report
 from advisor.sweep.aggregate import Zoo, build_zoo, zoo_from_json
@@ -23,9 +24,10 @@ def read_json(path: Path) -> dict[str, Any]:
     """A JSON object from a file; a one-line AdvisorError otherwise."""
     if not path.is_file():
         raise AdvisorError(f"not found: {path}")
+    text = read_text(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise AdvisorError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise AdvisorError(f"{path} is not a JSON object")
@@ -77,14 +79,7 @@ def read_zoo(where: str | Path) -> Zoo:
     file = path / "sweep.json" if path.is_dir() else path
     if not file.is_file():
         raise AdvisorError(f"not found: {file}")
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdvisorError(f"cannot read {file}: {exc}") from None
-    try:
-        return zoo_from_json(text)
-    except ValueError as exc:
-        raise AdvisorError(f"{file}: {exc}") from None
+    return parse_file(file, zoo_from_json)
 
 
 def zoo_files(zoo: Zoo) -> dict[str, str]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from advisor.core.errors import AdvisorError
+from advisor.core.files import read_text
 from advisor.core.options import MEASURE_OPTIONS, RUN_OPTIONS, Option, by_dest
 
 if sys.version_info >= (3, 11):
@@ -85,10 +86,7 @@ def load_manifest(path: str | Path) -> Manifest:
     file = Path(path)
     if not file.is_file():
         raise ManifestError(f"manifest not found: {file}")
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"cannot read manifest {file}: {exc}") from None
+    text = read_text(file, "manifest", ManifestError)
     return parse_manifest(text, file.resolve())
 
 

@@ -26,10 +26,10 @@ import re
 import sysconfig
 from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from benchmarks.survey_common import SITE_PACKAGES, short_path
+
 _TRACE_LOGGER = "torch.__trace"
 _USER_CODE_AT = re.compile(r"Graph break in user code at (.+):(\d+)")
 # What Dynamo's messages say when it gives up on a frame (the whole function, a loop's frame,
@@ -45,7 +45,6 @@ _DYNAMO = "torch/_dynamo/"  # Dynamo's own wrapper frames (short paths)
 _GB_CODE = re.compile(r"/gb/gb(\d+)\.html")
 _FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.MULTILINE)
 _STACK_HEADERS = ("User code traceback:", "The graph break occurred in the following user code:")
-_SITE_PACKAGES = "site-packages" + os.sep
 
 
 @dataclass
@@ -95,23 +94,10 @@ class GraphBreak:
 def is_library_file(file: str) -> bool:
     """Library code: an installed package (site-packages) or the standard library; the torch
     package counts too. Everything else (this repository) is the user's code."""
-    if _SITE_PACKAGES in file:
+    if SITE_PACKAGES in file:
         return True
     stdlib = sysconfig.get_paths()["stdlib"]
     return file.startswith(stdlib + os.sep)
-
-
-def short_path(file: str) -> str:
-    """A path relative to its package root (`pyro/distributions/...`), this repository, or the
-    standard library (`stdlib/inspect.py`)."""
-    if _SITE_PACKAGES in file:
-        return file.rsplit(_SITE_PACKAGES, 1)[1]
-    if file.startswith(str(ROOT) + os.sep):
-        return os.path.relpath(file, ROOT)
-    stdlib = sysconfig.get_paths()["stdlib"]
-    if file.startswith(stdlib + os.sep):
-        return "stdlib/" + os.path.relpath(file, stdlib)
-    return file
 
 
 def _workload_frames(stack: list[str], callers: Collection[str]) -> list[str]:

@@ -26,23 +26,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import survey_common
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-KNOBS: dict[str, dict[str, bool]] = {
-    "scalar": {"capture_scalar_outputs": True},
-    "dynamic": {"capture_dynamic_output_shape_ops": True},
-    "both": {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": True},
-}
-EAGER_CALLS = 10
 COMPILED_CALLS = 3  # the default compile's calls: a recompile shows on the 2nd or 3rd
 TIMEOUT_S = 600
 THREADS = 1
@@ -146,24 +137,24 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = False) -> dic
 
     expected = fn(*args, **kwargs)
     rec["deterministic"] = max_abs_diff(expected, fn(*args, **kwargs)) == 0.0
-    rec["eager_ms_rough"] = round(_median_ms(lambda: fn(*args, **kwargs)), 3)
+    rec["eager_ms_rough"] = round(survey_common.median_ms(lambda: fn(*args, **kwargs)), 3)
 
     def diff(out: Any) -> float | None:
         return max_abs_diff(expected, out)
 
     rec["default"], breaks = _default_compile(fn, args, kwargs, diff)
     rec["breaks"] = breaks
-    rec["fullgraph"] = _fullgraph(fn, args, kwargs, diff)
+    rec["fullgraph"] = _compiled_first_call(fn, args, kwargs, diff, backend="eager", fullgraph=True)
     rec["knobs"] = {}
     if breaks or "error" in rec["default"]:
-        for label, settings in KNOBS.items():
+        for label, settings in survey_common.KNOBS.items():
             with torch._dynamo.config.patch(**settings):
                 result, knob_breaks = _default_compile(fn, args, kwargs, diff)
             result["breaks"] = len(knob_breaks)
             result["codes"] = sorted({b["gb_code"] or "?" for b in knob_breaks})
             rec["knobs"][label] = result
     if inductor:
-        rec["inductor"] = _inductor(fn, args, kwargs, diff)
+        rec["inductor"] = _compiled_first_call(fn, args, kwargs, diff)  # Inductor
     torch._dynamo.reset()
     return rec
 
@@ -179,7 +170,7 @@ def survey_inductor(name: str, threads: int = THREADS) -> dict[str, Any]:
     workload = build("cpu", name)
     fn, args, kwargs = workload.fn, workload.args, dict(workload.kwargs)
     expected = fn(*args, **kwargs)
-    result = _inductor(fn, args, kwargs, lambda out: max_abs_diff(expected, out))
+    result = _compiled_first_call(fn, args, kwargs, lambda out: max_abs_diff(expected, out))
     torch._dynamo.reset()
     return {"model": name, "inductor": result}
 
@@ -216,51 +207,26 @@ def _default_compile(
     return result, [b.as_dict(CALLERS) for b in recorder.breaks]
 
 
-def _fullgraph(
+def _compiled_first_call(
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: Mapping[str, Any],
     diff: Callable[[Any], float | None],
+    **options: Any,
 ) -> dict[str, Any]:
+    """The first call of `torch.compile(fn, **options)` from a fresh Dynamo: its output vs
+    eager, or the failure (a fullgraph or Inductor failure is a result here, not a crash of the
+    survey)."""
     import torch
 
     from benchmarks.libzoo.breaks import describe_failure
 
     torch._dynamo.reset()
     try:
-        out = torch.compile(fn, backend="eager", fullgraph=True)(*args, **kwargs)
-    except Exception as exc:  # a fullgraph failure is a result here
+        out = torch.compile(fn, **options)(*args, **kwargs)
+    except Exception as exc:
         return describe_failure(exc)
     return {"ok": True, "max_abs_diff": diff(out)}
-
-
-def _inductor(
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: Mapping[str, Any],
-    diff: Callable[[Any], float | None],
-) -> dict[str, Any]:
-    import torch
-
-    from benchmarks.libzoo.breaks import describe_failure
-
-    torch._dynamo.reset()
-    try:
-        out = torch.compile(fn)(*args, **kwargs)
-    except Exception as exc:  # an Inductor failure is a result here
-        return describe_failure(exc)
-    return {"ok": True, "max_abs_diff": diff(out)}
-
-
-def _median_ms(call: Callable[[], Any]) -> float:
-    for _ in range(2):
-        call()
-    samples = []
-    for _ in range(EAGER_CALLS):
-        start = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
 
 
 # --- the split -----------------------------------------------------------------------------
@@ -301,32 +267,11 @@ def run_isolated(
 ) -> dict[str, Any]:
     """Survey one model in a child process; a crash, a hang or an error becomes a record.
     `inductor`: None, "--inductor" or "--inductor-only"."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    env["OMP_NUM_THREADS"] = str(threads)
-    command = [sys.executable, "-m", "benchmarks.libzoo.survey", "--one", name]
-    command += ["--threads", str(threads)] + ([inductor] if inductor else [])
-    log = log_dir / f"{name}.log"
-    start = time.perf_counter()
-    with log.open("w") as err:
-        try:
-            proc = subprocess.run(
-                command,
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                text=True,
-                timeout=timeout_s,
-            )
-        except subprocess.TimeoutExpired:
-            return {"model": name, "error": f"timeout after {timeout_s:.0f} s"}
-    elapsed = round(time.perf_counter() - start, 1)
-    for line in proc.stdout.splitlines():
-        if line.startswith(_RESULT):
-            return {**json.loads(line[len(_RESULT) :]), "survey_s": elapsed}
-    tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
-    return {"model": name, "error": f"exit {proc.returncode}: {tail[0][:300]}", "survey_s": elapsed}
+    env = survey_common.child_env(OMP_NUM_THREADS=str(threads))
+    options = ["--threads", str(threads)] + ([inductor] if inductor else [])
+    return survey_common.run_child(
+        "benchmarks.libzoo.survey", name, options, timeout_s, log_dir, _RESULT, env
+    )
 
 
 def library_versions() -> dict[str, str | None]:
@@ -343,10 +288,7 @@ def library_versions() -> dict[str, str | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.libzoo.survey", description=__doc__)
-    parser.add_argument("names", nargs="*", help="libzoo models (default: all)")
-    parser.add_argument("--out", type=Path, default=HERE, help="folder for survey.json/SURVEY.md")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per model")
-    parser.add_argument("--threads", type=int, default=THREADS, help="torch intra-op threads")
+    survey_common.add_survey_arguments(parser, "libzoo", HERE, TIMEOUT_S, THREADS)
     parser.add_argument("--inductor", action="store_true", help="also compile with Inductor")
     parser.add_argument(
         "--inductor-only",
@@ -372,16 +314,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         survey = json.loads(json_path.read_text())
         (args.out / "SURVEY.md").write_text(render_markdown(survey))
         return 0
-    unknown = [n for n in args.names if n not in MODELS]
-    if unknown:
-        parser.error(f"unknown model(s): {', '.join(unknown)}")
-    names = args.names or list(MODELS)
+    names = survey_common.chosen_models(parser, args.names, MODELS)
     args.out.mkdir(parents=True, exist_ok=True)
     keep = (args.names or args.inductor_only) and json_path.is_file()
     previous = json.loads(json_path.read_text()) if keep else {}
     results = {rec["model"]: rec for rec in previous.get("models", [])}
-    log_dir = ROOT / "reports" / "libzoo-survey-logs"  # git-ignored; one stderr log per model
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = survey_common.log_folder("libzoo")
     mode = "--inductor-only" if args.inductor_only else "--inductor" if args.inductor else None
     for i, name in enumerate(names, 1):
         rec = run_isolated(name, args.timeout, log_dir, args.threads, mode)

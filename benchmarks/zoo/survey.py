@@ -23,26 +23,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import sys
-import sysconfig
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from advisor.core.processes import run_process
+from benchmarks import survey_common
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-KNOBS: dict[str, dict[str, bool]] = {
-    "scalar": {"capture_scalar_outputs": True},
-    "dynamic": {"capture_dynamic_output_shape_ops": True},
-    "both": {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": True},
-}
-EAGER_CALLS = 10
 TIMEOUT_S = 300
 THREADS = 1  # intra-op threads: tiny models gain nothing from more, and a busy machine
 # oversubscribed by OpenMP made 2-thread eager timings swing 10-40x
@@ -78,7 +68,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
 
     expected = fn(*args, **kwargs)
     rec["deterministic"] = compare_outputs(expected, fn(*args, **kwargs)).matches
-    rec["eager_ms"] = round(_median_ms(lambda: fn(*args, **kwargs)), 3)
+    rec["eager_ms"] = round(survey_common.median_ms(lambda: fn(*args, **kwargs)), 3)
 
     def matches(out: Any) -> bool:
         return compare_outputs(expected, out).matches
@@ -109,7 +99,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
 
     rec["knobs"] = {}
     if capture.sites:
-        for label, settings in KNOBS.items():
+        for label, settings in survey_common.KNOBS.items():
             rec["knobs"][label] = _with_knobs(settings, fn, args, kwargs, matches)
         if inductor:
             rec["inductor"] = _inductor_checks(rec["knobs"], fn, args, kwargs, matches)
@@ -133,7 +123,7 @@ def _inductor_checks(
         (k for k, r in knobs.items() if r.get("breaks") == 0 and r.get("matches_eager")), None
     )
     if label is not None:
-        with torch._dynamo.config.patch(**KNOBS[label]):
+        with torch._dynamo.config.patch(**survey_common.KNOBS[label]):
             checks[label] = _compiled_run(torch.compile(fn), args, kwargs, matches)
     return checks
 
@@ -178,17 +168,6 @@ def _with_knobs(
     }
 
 
-def _median_ms(call: Callable[[], Any]) -> float:
-    for _ in range(2):
-        call()
-    samples = []
-    for _ in range(EAGER_CALLS):
-        start = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
-
-
 def compile_and_capture(
     fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> tuple[Callable[..., Any], Any]:
@@ -223,21 +202,7 @@ def _break_dict(site: Any) -> dict[str, Any]:
 
 
 def _where(file: str | None, line: int | None) -> str | None:
-    return f"{short_path(file)}:{line}" if file else None
-
-
-def short_path(file: str) -> str:
-    """A path relative to its package root (`transformers/models/...`), this repository, or the
-    standard library (`stdlib/inspect.py`)."""
-    marker = "site-packages" + os.sep
-    if marker in file:
-        return file.rsplit(marker, 1)[1]
-    if file.startswith(str(ROOT) + os.sep):
-        return os.path.relpath(file, ROOT)
-    stdlib = sysconfig.get_paths()["stdlib"]
-    if file.startswith(stdlib + os.sep):
-        return "stdlib/" + os.path.relpath(file, stdlib)
-    return file
+    return f"{survey_common.short_path(file)}:{line}" if file else None
 
 
 # --- the sweep (parent process) --------------------------------------------------------------
@@ -247,37 +212,21 @@ def run_isolated(
     name: str, timeout_s: float, log_dir: Path, threads: int, inductor: bool = True
 ) -> dict[str, Any]:
     """Survey one model in a child process; a crash, a hang or an error becomes a record."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    log, out = log_dir / f"{name}.log", log_dir / f"{name}.out"
-    command = [sys.executable, "-m", "benchmarks.zoo.survey", "--one", name]
-    command += [] if inductor else ["--no-inductor"]
-    with log.open("wb") as err, out.open("wb") as stdout:
-        outcome = run_process(
-            [*command, "--threads", str(threads)],
-            timeout_s,
-            stdout=stdout,
-            stderr=err,
-            cwd=ROOT,
-            env=env,
-        )
-    if outcome.timed_out:
-        return {"model": name, "error": f"timeout after {timeout_s:.0f} s"}
-    elapsed = round(outcome.wall_s, 1)
-    for line in out.read_text(errors="replace").splitlines():
-        if line.startswith(_RESULT):
-            return {**json.loads(line[len(_RESULT) :]), "survey_s": elapsed}
-    tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
-    code = outcome.returncode
-    return {"model": name, "error": f"exit {code}: {tail[0][:300]}", "survey_s": elapsed}
+    options = ["--threads", str(threads)] + ([] if inductor else ["--no-inductor"])
+    return survey_common.run_child(
+        "benchmarks.zoo.survey",
+        name,
+        options,
+        timeout_s,
+        log_dir,
+        _RESULT,
+        survey_common.child_env(),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.zoo.survey", description=__doc__)
-    parser.add_argument("names", nargs="*", help="zoo models (default: all)")
-    parser.add_argument("--out", type=Path, default=HERE, help="folder for survey.json/SURVEY.md")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per model")
-    parser.add_argument("--threads", type=int, default=THREADS, help="torch intra-op threads")
+    survey_common.add_survey_arguments(parser, "zoo", HERE, TIMEOUT_S, THREADS)
     parser.add_argument("--render", action="store_true", help="only rewrite SURVEY.md from JSON")
     parser.add_argument(
         "--no-inductor", action="store_true", help="skip the Inductor checks (models with breaks)"
@@ -298,15 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         records = list(_previous(args.out / "survey.json").values())
         (args.out / "SURVEY.md").write_text(render_markdown(records))
         return 0
-    unknown = [n for n in args.names if n not in MODELS]
-    if unknown:
-        parser.error(f"unknown model(s): {', '.join(unknown)}")
-    names = args.names or list(MODELS)
+    names = survey_common.chosen_models(parser, args.names, MODELS)
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / "survey.json"
     results = _previous(json_path) if args.names else {}
-    log_dir = ROOT / "reports" / "zoo-survey-logs"  # git-ignored; one stderr log per model
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = survey_common.log_folder("zoo")
     for i, name in enumerate(names, 1):
         rec = run_isolated(name, args.timeout, log_dir, args.threads, not args.no_inductor)
         results[name] = rec

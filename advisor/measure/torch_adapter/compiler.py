@@ -7,7 +7,7 @@ flattening of outputs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 
 def torch_version() -> str:
@@ -204,7 +204,28 @@ DYNAMO_WARNING_MODULES = r"torch\._dynamo(\.|$)"
 # --- running chosen frames eagerly (what `torch.compiler.disable` does) -------------------------
 
 
-class DisabledFrames:
+_Swap = TypeVar("_Swap", bound="_SwappedAttributes")
+
+
+class _SwappedAttributes:
+    """A context that swaps module and class attributes: each patch is (owner, name, the value
+    held, its replacement). Entering sets the replacements; leaving puts the held values back in
+    reverse order, so an attribute patched twice ends as it began."""
+
+    def __init__(self) -> None:
+        self.patches: list[tuple[Any, str, Any, Any]] = []
+
+    def __enter__(self: _Swap) -> _Swap:
+        for owner, name, _, replacement in self.patches:
+            setattr(owner, name, replacement)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name, held, _ in reversed(self.patches):
+            setattr(owner, name, held)
+
+
+class DisabledFrames(_SwappedAttributes):
     """A context in which each of `functions` is replaced, wherever a module or class holds it
     (module globals, class attributes), by `torch.compiler.disable(function)`: Dynamo breaks the
     graph at its call and runs it, and all it calls, eagerly. Entered around each compile and
@@ -214,7 +235,7 @@ class DisabledFrames:
     def __init__(self, functions: list[Callable[..., Any]]) -> None:
         import torch
 
-        self.patches: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, disabled)
+        super().__init__()
         for fn in functions:
             disabled = torch.compiler.disable(fn)
             for owner, name, original in _holders(fn):
@@ -222,15 +243,6 @@ class DisabledFrames:
                     staticmethod(disabled) if isinstance(original, staticmethod) else disabled
                 )
                 self.patches.append((owner, name, original, replacement))
-
-    def __enter__(self) -> DisabledFrames:
-        for owner, name, _, disabled in self.patches:
-            setattr(owner, name, disabled)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for owner, name, original, _ in reversed(self.patches):
-            setattr(owner, name, original)
 
 
 def _holders(fn: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
@@ -301,22 +313,15 @@ def _is_disable_wrapper(value: Any) -> bool:
         return False
 
 
-class EnabledFrames:
+class EnabledFrames(_SwappedAttributes):
     """The inverse of `DisabledFrames`: each `torch.compiler.disable` wrapper replaced, wherever
     a module or class holds it, by the function it wraps, so Dynamo traces the body."""
 
     def __init__(self, wrappers: list[Callable[..., Any]]) -> None:
-        self.patches: list[tuple[Any, str, Any, Any]] = []
+        super().__init__()
         for wrapper in wrappers:
             original = wrapper._torchdynamo_orig_callable  # type: ignore[attr-defined]
             for owner, name, held in _holders(wrapper):
-                self.patches.append((owner, name, held, original))
-
-    def __enter__(self) -> EnabledFrames:
-        for owner, name, _, original in self.patches:
-            setattr(owner, name, original)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for owner, name, held, _ in reversed(self.patches):
-            setattr(owner, name, held)
+                # a class may hold the wrapper as a staticmethod: so must its replacement
+                replacement = staticmethod(original) if isinstance(held, staticmethod) else original
+                self.patches.append((owner, name, held, replacement))

@@ -19,8 +19,8 @@ shares and ranking can be worked out by hand in the tests (`test_aggregation_by_
   transformers line again (0.6 ms, 20%), removed by fullgraph=True, which bounds the projection
   ("measured").
 
-`a` and `b` also get a measurements.json: the recorded print case
-(`tests/data/print.*.json`, as `tests/test_layers.py` saves it), under their workload names, for
+`a` and `b` also get a measurements.json: the recorded print case (`tests/data/print.*.json`,
+as `tests/support/recorded.py` reads it), under their workload names, for
 `advisor sweep --rejudge`. Their reports are not what judging those measurements gives (the
 reports' numbers are the hand-made ones above), so a re-judged zoo visibly differs.
 """
@@ -34,12 +34,7 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from advisor.core.artifacts import (  # noqa: E402
-    Capture,
-    Measurements,
-    ProfileTrace,
-    measurements_to_json,
-)
+from advisor.core.artifacts import measurements_to_json  # noqa: E402
 from advisor.core.model import (  # noqa: E402
     Action,
     BreakEntry,
@@ -55,9 +50,9 @@ from advisor.core.model import (  # noqa: E402
     WorkloadInfo,
 )
 from advisor.render.json_report import render_json  # noqa: E402
+from tests.support.recorded import print_case_measurements  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent
 
 VENV = "/venv/lib/python3.11/site-packages"
 OTHER_VENV = "/other/env/lib/python3.11/site-packages"
@@ -207,24 +202,13 @@ def model_c() -> Report:
     )
 
 
-def print_case_measurements(name: str) -> Measurements:
-    """The recorded print case, measured as `name` (see `tests/test_layers.py::_saved_run`)."""
-    capture = Capture.from_json((DATA / "print.capture.json").read_text())
-    trace = ProfileTrace.from_json((DATA / "print.trace.json").read_text())
-    samples = (0.104, 0.106, 0.105, 0.107, 0.105)
-    default = ModeResult("default", "ok", 1.0, LatencyStats(0.105, 0.002, 5, samples))
-    eager = ModeResult("eager", "ok", 0.01, LatencyStats(0.2, 0.004, 5, (0.2,) * 5))
-    workload = WorkloadInfo(name, "tests/cases/breaks.py:print", "cpu")
-    return Measurements(workload, ENVIRONMENT, Settings(), (eager, default), capture, trace)
-
-
 def files() -> dict[str, str]:
     """Relative path -> content, for every file this writes: each target's files in the folder
     named after it, as `advisor sweep` lays them out."""
     reports = {"a": model_a(), "b": model_b(), "c": model_c()}
     out = {f"{target}/report.json": render_json(report) for target, report in reports.items()}
     for target in ("a", "b"):
-        measurements = print_case_measurements(reports[target].workload.name)
+        measurements = print_case_measurements(reports[target].workload.name, ENVIRONMENT)
         out[f"{target}/measurements.json"] = measurements_to_json(measurements)
     return out
 
