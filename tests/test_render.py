@@ -251,3 +251,23 @@ def test_guard_what_if_line_says_what_was_timed() -> None:
     assert line.startswith("`torch.compiler.set_stance(skip_guard_eval_unsafe=True)`")
     assert "guards not evaluated" in line and "saving 0.0500 ms" in line
     assert "targeted break" not in line
+
+
+def test_a_rewrite_in_library_code_says_it_is_a_library_change() -> None:
+    import json
+
+    from advisor.render.json_report import render_json
+
+    report = full_report()
+    entry = report.breaks[0]
+    assert entry.decision is not None
+    library = dataclasses.replace(entry.decision, verdict="rewrite", library=True)
+    changed = dataclasses.replace(report, breaks=(dataclasses.replace(entry, decision=library),))
+    assert "| rewrite (library change) " in render_markdown(changed)
+    assert json.loads(render_json(changed))["breaks"][0]["verdict_label"] == (
+        "rewrite (library change)"
+    )
+    users = dataclasses.replace(library, library=False)
+    mine = dataclasses.replace(report, breaks=(dataclasses.replace(entry, decision=users),))
+    assert "| rewrite " in render_markdown(mine)
+    assert "library change" not in json.loads(render_json(mine))["breaks"][0]["verdict_label"]

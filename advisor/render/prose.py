@@ -67,6 +67,9 @@ def verdict_label(d: Decision) -> str:
     the measurement (unknown: it may matter) is not a cost that is small (known not to)."""
     if d.verdict == "ignore" and d.reason in VERDICT_REASONS:
         return f"ignore ({VERDICT_REASONS[d.reason]})"
+    if d.verdict == "rewrite" and d.library:
+        # The rewrite is of the library's line, not of the user's call: the same as its action.
+        return "rewrite (library change)"
     return d.verdict
 
 
