@@ -66,3 +66,28 @@ def test_graphsage_trains_in_both_forms(form: str) -> None:
     assert all(loss.ndim == 0 and torch.isfinite(loss) for loss in losses)
     eager = build("cpu", "graphsage", form)
     assert torch.isfinite(eager())
+
+
+def test_the_manifest_folder_can_load_the_transformers_configs() -> None:
+    """`advisor sweep` loads models.py by its path from the manifest's folder, where the repo
+    root is not on sys.path: the transformers models' configs must load all the same."""
+    import subprocess
+    import sys
+
+    script = (
+        "import importlib.util, sys\n"
+        "spec = importlib.util.spec_from_file_location('trainzoo_models', 'models.py')\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['trainzoo_models'] = module\n"
+        "spec.loader.exec_module(module)\n"
+        "module.build('cpu', model='bert', form='module')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=TRAINZOO,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONSAFEPATH": "1"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

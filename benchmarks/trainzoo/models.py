@@ -24,8 +24,12 @@ torch 2.13.0 ("operator torchvision::nms does not exist").
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -58,13 +62,22 @@ def _hf_loss(output: Any, targets: Mapping[str, torch.Tensor]) -> torch.Tensor:
     return output.loss
 
 
+def _hf_models() -> ModuleType:
+    """benchmarks/zoo/hf_models.py, imported as `benchmarks.zoo.hf_models` (the advisor loads
+    this file by its path, possibly from another working directory, as `advisor sweep` does)."""
+    try:
+        return importlib.import_module("benchmarks.zoo.hf_models")
+    except ModuleNotFoundError:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))  # the repo root
+        return importlib.import_module("benchmarks.zoo.hf_models")
+
+
 def _hf_case(spec_name: str, model_class: str, labels: str, gen: torch.Generator) -> TrainingCase:
     """A zoo model's config (benchmarks/zoo/hf_models.py) with a training head: `labels` is
     "tokens" (a causal LM, labels = input_ids) or "classes" (sequence classification)."""
     import transformers
 
-    from benchmarks.zoo import hf_models
-
+    hf_models = _hf_models()
     spec = hf_models.MODELS[spec_name]
     options = dict(spec.options)
     if labels == "classes":
