@@ -271,3 +271,15 @@ def test_a_rewrite_in_library_code_says_it_is_a_library_change() -> None:
     mine = dataclasses.replace(report, breaks=(dataclasses.replace(entry, decision=users),))
     assert "| rewrite " in render_markdown(mine)
     assert "library change" not in json.loads(render_json(mine))["breaks"][0]["verdict_label"]
+
+
+def test_the_headline_says_no_saving_rather_than_a_negative_one() -> None:
+    from advisor.render.prose import headline
+
+    report = full_report()
+    assert report.ledger is not None and report.breaks
+    assert "fixing the breaks saves about" in (headline(report) or "")
+    slower = dataclasses.replace(report.ledger, saving_ms=-0.05 * report.ledger.step_ms)
+    line = headline(dataclasses.replace(report, ledger=slower)) or ""
+    assert "fixing the breaks saves nothing measurable (-5.0%;" in line
+    assert "saves about" not in line

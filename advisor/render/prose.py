@@ -272,10 +272,12 @@ def headline(report: Report) -> str | None:
     ratio = eager.latency.median_ms / default.latency.median_ms
     parts = [f"compile is {ratio:.2f}x of eager here"]
     if report.breaks:
-        parts.append(
-            f"fixing the breaks saves about {_pct(ledger.saving_ms / ledger.step_ms)} of the "
-            f"step ({len(report.breaks)} root cause(s))"
-        )
+        share = _pct(ledger.saving_ms / ledger.step_ms)
+        causes = f"{len(report.breaks)} root cause(s)"
+        if ledger.saving_ms > 0:
+            parts.append(f"fixing the breaks saves about {share} of the step ({causes})")
+        else:  # a measured all-fixed step no faster than default: no saving, not a negative one
+            parts.append(f"fixing the breaks saves nothing measurable ({share}; {causes})")
     if ledger.library_ms > 0:
         parts.append(f"{_pct(ledger.library_ms / ledger.step_ms)} more needs a library change")
     if ledger.measured_all_fixed_ms:
