@@ -309,3 +309,19 @@ def test_the_numerics_note_says_why_a_variant_matches() -> None:
     own_exact = dataclasses.replace(base, max_abs_diff=9.5e-7, default_abs_diff=0.0)
     assert str(numerics_note(own_exact)).endswith("by 0: within the dtype's tolerance")
     assert numerics_note(dataclasses.replace(base, max_abs_diff=0.0, default_abs_diff=0.0)) is None
+
+
+def test_a_training_break_in_torch_is_the_users_call_only_where_one_reaches_it() -> None:
+    adam = "/venv/lib/python3.11/site-packages/torch/optim/adam.py"
+    user_call = Location("/home/u/train.py", 82, "step", "opt.step()")
+    reached = site(file=adam, gb_code="GB0098", code="func(", reached_from=user_call)
+    advice = run_advise(reached)
+    assert advice.breaks[0].decision is not None and not advice.breaks[0].decision.library
+    assert [a.where for a in advice.actions if a.kind != "guards"] == [user_call]
+    # A frame torch enters on its own (a fused optimizer it will not trace): no user line holds
+    # the call, so the action is a library change at torch's line, never a change there.
+    alone = site(file=adam, gb_code="GB0098", code="func(")
+    advice = run_advise(alone)
+    assert advice.breaks[0].decision is not None and advice.breaks[0].decision.library
+    assert [a.kind for a in advice.actions] == ["upstream"]
+    assert misplaced(advice.actions, advice.breaks) == []

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from advisor.core.model import BreakEntry, Decision, ModeResult, WhatIf
+from advisor.core.model import BreakEntry, BreakSite, Decision, ModeResult, WhatIf
 from advisor.core.taxonomy import category_for, in_library
 from advisor.judge import cost
 from advisor.judge.numerics import what_if_accepted
@@ -52,8 +52,7 @@ def decide(entry: BreakEntry, step: Step, what_ifs: tuple[WhatIf, ...]) -> Break
         threshold_ms=step.threshold_ms,
         noise_ms=max(step.noise_ms, entry.cost_uncertainty_ms),
         reason="above",
-        # a training call in torch's own code is the user's placement to change, not torch's
-        library=in_library(entry.site) and category.key != "training",
+        library=_needs_library_change(entry.site, category.key),
     )
     measured = _what_if_for(entry, what_ifs, step)
     if measured is not None:
@@ -70,6 +69,16 @@ def decide(entry: BreakEntry, step: Step, what_ifs: tuple[WhatIf, ...]) -> Break
         cost_share=decision.saving_ms / step.median_ms if step.median_ms > 0 else None,
         what_if_knob=measured.knob if measured is not None else None,
     )
+
+
+def _needs_library_change(site: BreakSite, category: str) -> bool:
+    """A break in library code needs a library change, except a training call (backward, the
+    optimizer step) reached from a line of the user's: where and how they call it is theirs
+    to change. Without such a line (a frame torch enters on its own, e.g. a fused optimizer
+    it will not trace) nothing at a user line removes it."""
+    if not in_library(site):
+        return False
+    return category != "training" or site.reached_from is None
 
 
 def _ddp_own(entry: BreakEntry, step: Step) -> BreakEntry:
