@@ -283,3 +283,21 @@ def test_the_headline_says_no_saving_rather_than_a_negative_one() -> None:
     line = headline(dataclasses.replace(report, ledger=slower)) or ""
     assert "fixing the breaks saves nothing measurable (-5.0%;" in line
     assert "saves about" not in line
+
+
+def test_coverage_says_how_much_of_the_call_a_profiler_event_names() -> None:
+    from advisor.core.model import CallTimeline
+
+    report = full_report()
+    segments = (
+        Segment("entry", 0.0, 10.0),
+        Segment("compiled", 10.0, 50.0, "0/0"),
+        Segment("eager", 60.0, 10.0, break_id="B1"),  # a skipped frame a break owns
+        Segment("eager", 70.0, 10.0),
+        Segment("exit", 80.0, 20.0),
+    )
+    calls = (CallTimeline(0, 100.0, segments),)
+    changed = dataclasses.replace(
+        report, attribution=dataclasses.replace(report.attribution, calls=calls)
+    )
+    assert "60.0% of it to a part with a profiler event of its own" in render_markdown(changed)

@@ -339,10 +339,29 @@ def _coverage(report: Report) -> str | None:
     att = report.attribution
     if att.coverage is None:
         return None
-    return (
-        f"{fmt_pct(att.coverage)} of profiled call time attributed to segments, over "
-        f"{att.profiled_calls} profiled calls"
-    )
+    text = f"{fmt_pct(att.coverage)} of profiled call time attributed to segments"
+    named = _named_share(report)
+    if named is not None:
+        text += (
+            f", {fmt_pct(named)} of it to a part with a profiler event of its own (compiled "
+            "regions, guard lookups, breaks, backward graphs, the autograd engine, the optimizer; "
+            "the rest is entry, exit and eager code outside the breaks)"
+        )
+    return f"{text}, over {att.profiled_calls} profiled calls"
+
+
+_UNNAMED_SEGMENTS = ("entry", "exit", "eager")
+
+
+def _named_share(report: Report) -> float | None:
+    """The share of the profiled calls' time in segments that name what ran; unlike coverage,
+    which is whole by construction, this falls where the profile saw nothing it could name."""
+    segments = [s for call in report.attribution.calls for s in call.segments]
+    total = sum(s.duration_us for s in segments)
+    if total <= 0:
+        return None
+    named = sum(s.duration_us for s in segments if s.kind not in _UNNAMED_SEGMENTS or s.break_id)
+    return named / total
 
 
 def segment_summary(report: Report) -> list[tuple[str, float, float]]:
