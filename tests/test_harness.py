@@ -383,7 +383,15 @@ def test_one_slow_early_block_does_not_cut_the_minimum_rounds() -> None:
     assert not timing.notes
 
 
-def test_pinned_sets_and_restores_threads_and_cpus() -> None:
+@pytest.fixture
+def quiet_cpus(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """No CPU busy with another process or claimed by another advisor run, whatever else runs
+    beside the tests."""
+    monkeypatch.setattr(measure_cpus, "busy_cpus", lambda cpus, window_s=0.3: ())
+    monkeypatch.setattr(measure_cpus, "LOCK_DIR", tmp_path / "cpu-locks")
+
+
+def test_pinned_sets_and_restores_threads_and_cpus(quiet_cpus: None) -> None:
     import os
 
     if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
@@ -406,7 +414,7 @@ def _two_cpus() -> list[int]:
 
 
 def test_concurrent_runs_pin_to_different_cpus(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, quiet_cpus: None
 ) -> None:
     """A sweep's workers (or Ray tasks) on one machine: the second run takes another CPU."""
     import os
@@ -424,7 +432,28 @@ def test_concurrent_runs_pin_to_different_cpus(
         assert pinned_cpus == (cpus[-1],)
 
 
-def test_no_free_cpu_means_not_pinned(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cpu_another_process_keeps_busy_is_taken_last(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last CPU is the one pinned to on a quiet machine; held by a busy loop, another."""
+    import os
+
+    from advisor.measure import cpus as cpu_claims
+
+    monkeypatch.setattr(cpu_claims, "LOCK_DIR", tmp_path)
+    cpus = _two_cpus()
+    monkeypatch.setattr(cpu_claims, "busy_cpus", lambda cpus_, window_s=0.3: (cpus[-1],))
+    with measure_cpus.pinned(1) as pinned_cpus:
+        assert pinned_cpus == (cpus[-2],)
+        assert sorted(os.sched_getaffinity(0)) == [cpus[-2]]
+    monkeypatch.setattr(cpu_claims, "busy_cpus", lambda cpus_, window_s=0.3: tuple(cpus))
+    with measure_cpus.pinned(1) as pinned_cpus:  # all busy: the last, as on a quiet machine
+        assert pinned_cpus == (cpus[-1],)
+
+
+def test_no_free_cpu_means_not_pinned(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, quiet_cpus: None
+) -> None:
     import os
 
     from advisor.measure import cpus as cpu_claims

@@ -72,7 +72,8 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
 
     Pinning keeps the scheduler from moving the threads between cores mid-measurement (cold
     caches, another core's load). The last CPUs no other advisor run holds are taken (the first
-    ones tend to serve more interrupts); when too few are free the process is not pinned."""
+    ones tend to serve more interrupts), CPUs another process keeps busy only when no other is
+    left; when too few are free the process is not pinned."""
     if threads is None:
         yield cpu_affinity()
         return
@@ -82,7 +83,7 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
     previous_cpus = cpu_affinity()
     torch.set_num_threads(threads)
     claim = (
-        claimed(previous_cpus, threads)
+        claimed(_busy_first(previous_cpus), threads)
         if len(previous_cpus) > threads
         else contextlib.nullcontext(None)
     )
@@ -95,6 +96,13 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
         torch.set_num_threads(previous_threads)
         if previous_cpus and cpu_affinity() != previous_cpus:
             _set_affinity(previous_cpus)
+
+
+def _busy_first(cpus: tuple[int, ...]) -> tuple[int, ...]:
+    """`cpus` with those another process keeps busy first, so that `claimed`, which takes the
+    last ones, takes the idle ones."""
+    busy = set(busy_cpus(cpus) or ())
+    return tuple(c for c in cpus if c in busy) + tuple(c for c in cpus if c not in busy)
 
 
 def _set_affinity(chosen: tuple[int, ...]) -> None:
