@@ -20,10 +20,12 @@ measured saving exceeds 3x its noise, and no case off by more than 50%.
     .venv/bin/python -m benchmarks.accuracy --sets scenarios training
     .venv/bin/python -m benchmarks.accuracy --sets libzoo --names gp_exact_predict ode_dopri5
     .venv/bin/python -m benchmarks.accuracy --sets libzoo --from-sweeps reports/sweeps/library-zoo
+    .venv/bin/python -m benchmarks.accuracy --merge reports/benchmarks/accuracy-A accuracy-B ...
 
 Results go to a new folder reports/benchmarks/accuracy-<time>/ (accuracy.md, accuracy.json), every
 advisor run it made in runs/ (each a report folder with its measurements.json; not committed).
-Run it alone on the machine: the numbers are timings.
+Run it alone on the machine: the numbers are timings. `--merge` measures nothing: it renders the
+cases of several earlier results (each folder's accuracy.json, e.g. one set per run) as one.
 """
 
 from __future__ import annotations
@@ -41,7 +43,14 @@ from typing import Any
 from advisor.core.model import Settings
 from advisor.measure.workload import scenario_names
 from advisor.render import report_io
-from benchmarks.accuracy_cases import Case, case_json, fixed_case, model_case, upstream_case
+from benchmarks.accuracy_cases import (
+    Case,
+    case_from_json,
+    case_json,
+    fixed_case,
+    model_case,
+    upstream_case,
+)
 from benchmarks.accuracy_kbreaks import run_kbreaks
 
 SETS = ("scenarios", "training", "upstream", "libzoo", "trainzoo", "zoo", "kbreaks")
@@ -115,7 +124,15 @@ def main(argv: list[str] | None = None) -> int:
         help="sweep folders whose models' (and scenarios') measurements.json are judged "
         "instead of run again",
     )
+    parser.add_argument(
+        "--merge", nargs="*", type=Path, default=[], help="result folders to render as one"
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        missing = [str(f) for f in args.merge if not (f / "accuracy.json").is_file()]
+        if missing:
+            parser.error(f"no accuracy.json in {', '.join(missing)}")
+        return merge(args.merge, args.out)
     settings = Settings(
         repeats=args.repeats,
         budget_s=args.budget,
@@ -143,6 +160,42 @@ def main(argv: list[str] | None = None) -> int:
         out, {"accuracy.md": text, "accuracy.json": json.dumps(payload, indent=2)}
     )
     print(text)
+    print(f"written to {out}/", file=sys.stderr)
+    return 0
+
+
+def merge(folders: list[Path], out: Path | None) -> int:
+    """One accuracy.md / accuracy.json of the cases of earlier results, in the order given."""
+    from benchmarks.accuracy_render import render
+
+    payloads = [json.loads((folder / "accuracy.json").read_text()) for folder in folders]
+    cases = [case_from_json(c) for p in payloads for c in p["cases"]]
+    kb = next((p["kbreaks"] for p in payloads if p.get("kbreaks")), None)
+    out = out or report_io.default_run_dir(Path("reports/benchmarks"), "accuracy")
+    report_io.check_writable(out, ("accuracy.md", "accuracy.json"))
+    parts = "; ".join(
+        f"{folder.name}: load average at start "
+        f"{', '.join(f'{v:.2f}' for v in p.get('load_average_at_start', [])) or '-'}, "
+        f"wall time {p.get('wall_s', 0.0) / 60:.1f} min"
+        for folder, p in zip(folders, payloads, strict=True)
+    )
+    environment = f"Merged from {len(folders)} runs ({parts})."
+    payload = {
+        "cases": [case_json(c) for c in cases],
+        "kbreaks": kb,
+        "merged_from": [
+            {"folder": str(folder), **{k: p.get(k) for k in ("settings", "from_sweeps",
+                                                             "load_average_at_start", "wall_s")}}
+            for folder, p in zip(folders, payloads, strict=True)
+        ],
+    }  # fmt: skip
+    report_io.write_files(
+        out,
+        {
+            "accuracy.md": render(cases, kb, environment),
+            "accuracy.json": json.dumps(payload, indent=2),
+        },
+    )
     print(f"written to {out}/", file=sys.stderr)
     return 0
 

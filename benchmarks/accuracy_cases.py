@@ -427,3 +427,12 @@ def case_json(case: Case) -> dict[str, Any]:
         within_share=case.within_share,
     )
     return json.loads(json.dumps(data, default=str))
+
+
+def case_from_json(data: dict[str, Any]) -> Case:
+    """A case back from `case_json` (the derived fields are computed again)."""
+    fields = {f.name for f in dataclasses.fields(Case)}
+    values = {k: v for k, v in data.items() if k in fields}
+    if values.get("measured_ci_ms") is not None:
+        values["measured_ci_ms"] = tuple(values["measured_ci_ms"])
+    return Case(**values)

@@ -5,6 +5,7 @@ right. Synthetic records; nothing is compiled."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +168,31 @@ def test_a_training_steps_passes_are_shown_from_its_ledger() -> None:
     assert breaks_share(r) == pytest.approx(0.035 / 0.5)
     text = render([case(0.5, 0.5, passes=passes_of(trained))], None, "env")
     assert "passes ms (default)" in text and "fwd 0.250" in text
+
+
+def test_results_measured_apart_merge_into_one_table(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.accuracy import main
+    from benchmarks.accuracy_cases import case_from_json, case_json
+
+    scenario = Case("scenarios", "print_logging", projected_ms=0.05, measured_ms=0.04,
+                    measured_ci_ms=(0.035, 0.045), noise_ms=0.002, default_ms=0.15,
+                    reference_default_ms=0.15, first_action="isolate")  # fmt: skip
+    library = Case("gpytorch", "gp_exact_predict", half="held-out", projected_ms=0.4,
+                   measured_ms=0.38, noise_ms=0.01, default_ms=1.07,
+                   reference_default_ms=1.05, first_action="eager")  # fmt: skip
+    assert case_from_json(case_json(scenario)) == scenario
+    for name, case in (("a", scenario), ("b", library)):
+        (tmp_path / name).mkdir()
+        payload = {"cases": [case_json(case)], "kbreaks": None, "wall_s": 60.0,
+                   "load_average_at_start": [0.5, 0.5, 0.5]}  # fmt: skip
+        (tmp_path / name / "accuracy.json").write_text(json.dumps(payload))
+    out = tmp_path / "merged"
+    assert main(["--merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out)]) == 0
+    merged = json.loads((out / "accuracy.json").read_text())
+    assert [c["name"] for c in merged["cases"]] == ["print_logging", "gp_exact_predict"]
+    text = (out / "accuracy.md").read_text()
+    assert "Merged from 2 runs" in text and "gpytorch" in text and "print_logging" in text
+    with pytest.raises(SystemExit):
+        main(["--merge", str(tmp_path / "missing"), "--out", str(tmp_path / "other")])
