@@ -14,7 +14,7 @@ in validation sets reported apart:
 - k-breaks: the per-break overhead against the unprofiled slope (benchmarks/kbreaks.py).
 
 The target: projected within 25% of measured (raw ms) on at least 80% of the cases whose
-measured saving exceeds 3x its noise, and no case off by more than 50%.
+measured saving is resolved (its 95% interval above zero), and no case off by more than 50%.
 
     .venv/bin/python -m benchmarks.accuracy                          # every set
     .venv/bin/python -m benchmarks.accuracy --sets scenarios training

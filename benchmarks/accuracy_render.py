@@ -49,7 +49,7 @@ def _within(case: Case) -> str:
     if case.within is None:
         if case.measured_ms is None:
             return "n/a (not measured)"
-        return f"n/a (below {NOISE_FACTOR:g}x noise)"
+        return "n/a (within noise)"
     return "yes" if case.within else "NO"
 
 
@@ -207,8 +207,9 @@ HOW = (
     "reference saving (the fixed variant, the first action compiled afresh, or the new release), "
     "timed interleaved against the default mode right after the advisor's run. Error (raw ms) "
     "= projected / measured - 1; error (shares) compares each as a share of its own run's "
-    f"default median. A case is checked where the measured saving exceeds {NOISE_FACTOR:g}x "
-    f"its noise. Target: within {TOLERANCE:.0%} (raw ms) on at least {SHARE_REQUIRED:.0%} of the "
+    "default median. A case is checked where the measured saving is resolved: its 95% "
+    f"interval lies above zero (without an interval: it exceeds {NOISE_FACTOR:g}x the timing "
+    "spread). Target: within {TOLERANCE:.0%} (raw ms) on at least {SHARE_REQUIRED:.0%} of the "
     f"checked cases, none off by more than {WORST_ALLOWED:.0%}."
 )
 

@@ -31,7 +31,11 @@ def test_errors_raw_and_on_shares_of_each_runs_own_median() -> None:
     assert case(0.9, 0.5).within is False
 
 
-def test_a_saving_inside_three_times_its_noise_is_not_checked() -> None:
+def test_a_saving_is_checked_when_its_interval_lies_above_zero() -> None:
+    assert not case(0.1, 0.05, measured_ci_ms=(-0.01, 0.11)).checked
+    wide_spread = case(0.06, 0.05, noise=0.04, measured_ci_ms=(0.03, 0.07))
+    assert wide_spread.checked and wide_spread.within is True
+    # Without an interval the spread decides: the saving above 3x of it.
     c = case(0.1, 0.05, noise=0.02)
     assert not c.checked and c.within is None
     assert case(0.1, -0.05).within is None
