@@ -242,8 +242,11 @@ def model_case(set_name: str, name: str, half: str, target: str, params: dict[st
     first = report.actions[0]
     case = dataclasses.replace(base, first_action=first.kind, reference=f"{first.kind}")
     if first.saving_ms is not None:
-        with cpus.pinned(settings.threads):
-            measured = remeasure(first, report, target, params, settings)
+        try:
+            with cpus.pinned(settings.threads):
+                measured = remeasure(first, report, target, params, settings)
+        except Exception as exc:  # the reference that does not run is a note on the row
+            measured = {"notes": f"measuring it again failed: {type(exc).__name__}: {exc}"[:200]}
         case = dataclasses.replace(
             case,
             reference=f"{first.kind} measured again",

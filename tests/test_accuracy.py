@@ -200,3 +200,23 @@ def test_results_measured_apart_merge_into_one_table(tmp_path: Path) -> None:
     assert "Merged from 2 runs" in text and "gpytorch" in text and "print_logging" in text
     with pytest.raises(SystemExit):
         main(["--merge", str(tmp_path / "missing"), "--out", str(tmp_path / "other")])
+
+
+def test_a_reference_that_fails_to_run_is_a_note_not_the_end_of_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from advisor.core.model import Settings
+    from benchmarks import accuracy_cases
+
+    report = full_report()
+    assert report.actions and report.actions[0].saving_ms is not None
+
+    def fails(*args: object, **kwargs: object) -> dict[str, object]:
+        raise RuntimeError("Dynamo could not trace it")
+
+    monkeypatch.setattr(accuracy_cases, "judge_saved", lambda path: report)
+    monkeypatch.setattr(accuracy_cases, "remeasure", fails)
+    case = accuracy_cases.model_case("lib", "m", "tuning", "t.py:build", {}, Settings(),
+                                     Path("saved.json"), None)  # fmt: skip
+    assert case.status == "ok" and case.measured_ms is None
+    assert "measuring it again failed: RuntimeError: Dynamo could not trace it" in case.notes
