@@ -325,3 +325,13 @@ def test_a_training_break_in_torch_is_the_users_call_only_where_one_reaches_it()
     assert advice.breaks[0].decision is not None and advice.breaks[0].decision.library
     assert [a.kind for a in advice.actions] == ["upstream"]
     assert misplaced(advice.actions, advice.breaks) == []
+
+
+def test_breaks_all_too_small_to_fix_say_nothing_worth_fixing_first() -> None:
+    advice = run_advise(share=0.3)  # the print saves 28% of the step: under a 30% threshold
+    assert [e.verdict for e in advice.breaks] == ["ignore"]
+    assert [a.kind for a in advice.actions] == ["keep"]
+    report = dataclasses.replace(full_report(), breaks=advice.breaks, actions=advice.actions)
+    assert prose.action_title(advice.actions[0], report, displayer(report)).startswith(
+        "Nothing worth fixing: each break saves too little to act on"
+    )

@@ -39,11 +39,11 @@ def build_actions(
         _entry_action(e, step) for e in entries if e.verdict != "ignore" and e.id not in covered
     ]
     actions = _order([*measured, *fixes], steps, step)
-    if not entries and not any(a.saving_ms for a in actions) and ledger is not None:
+    # Breaks that are all "ignore" leave nothing to act on, as no break does.
+    to_fix = any(e.verdict != "ignore" for e in entries)
+    if not to_fix and not any(a.saving_ms for a in actions) and ledger is not None:
         actions = [_keep(ledger, steps, step), *actions]
-    return tuple(
-        _place_guards(actions, unsafe, bool(entries), step) + _recompile_actions(recompiles)
-    )
+    return tuple(_place_guards(actions, unsafe, to_fix, step) + _recompile_actions(recompiles))
 
 
 def _measured_actions(
@@ -130,7 +130,7 @@ def _step_of(action: Action, step: Step) -> float:
 
 
 def _keep(ledger: Ledger, steps: list[MeasuredStep], step: Step) -> Action:
-    """Nothing to fix: one graph, no break; how it stands against eager, measured."""
+    """Nothing to fix (no break, or none worth fixing); how it stands against eager, measured."""
     eager = next((s for s in steps if s.kind == "eager"), None)
     return Action(
         kind="keep",
@@ -161,14 +161,14 @@ def _guard_action(steps: list[MeasuredStep], ledger: Ledger | None, step: Step) 
 
 
 def _place_guards(
-    actions: list[Action], guards: Action | None, has_breaks: bool, step: Step
+    actions: list[Action], guards: Action | None, to_fix: bool, step: Step
 ) -> list[Action]:
-    """After every safe action; first on a break-free model only when it saves a large share
-    of the step (and never ahead of a measured action that saves more)."""
+    """After every safe action; first on a model with no break to fix only when it saves a
+    large share of the step (and never ahead of a measured action that saves more)."""
     if guards is None:
         return actions
     share = (guards.saving_ms or 0.0) / step.median_ms if step.median_ms > 0 else 0.0
-    if not has_breaks and share >= LARGE_GUARD_SHARE and actions and actions[0].kind == "keep":
+    if not to_fix and share >= LARGE_GUARD_SHARE and actions and actions[0].kind == "keep":
         return [guards, *actions]
     return [*actions, guards]
 

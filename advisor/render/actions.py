@@ -136,11 +136,14 @@ def _compile_failed(action: Action, ctx: ActionContext, display: Display) -> str
 
 
 def _keep(action: Action, ctx: ActionContext, display: Display) -> str:
+    what = (
+        "Nothing worth fixing: each break saves too little to act on (its verdict says why)"
+        if ctx.has_breaks
+        else "Nothing to fix: one graph, no break"
+    )
     if ctx.eager_ratio is not None:
-        return (
-            f"Nothing to fix: one graph, no break; compiled it runs {ctx.eager_ratio:.2f}x of eager"
-        )
-    return "Nothing to fix: one graph, no break"
+        return f"{what}; compiled it runs {ctx.eager_ratio:.2f}x of eager"
+    return what
 
 
 def _guards(action: Action, ctx: ActionContext, display: Display) -> str:
