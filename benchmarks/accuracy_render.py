@@ -209,7 +209,7 @@ HOW = (
     "= projected / measured - 1; error (shares) compares each as a share of its own run's "
     "default median. A case is checked where the measured saving is resolved: its 95% "
     f"interval lies above zero (without an interval: it exceeds {NOISE_FACTOR:g}x the timing "
-    "spread). Target: within {TOLERANCE:.0%} (raw ms) on at least {SHARE_REQUIRED:.0%} of the "
+    f"spread). Target: within {TOLERANCE:.0%} (raw ms) on at least {SHARE_REQUIRED:.0%} of the "
     f"checked cases, none off by more than {WORST_ALLOWED:.0%}."
 )
 

@@ -198,6 +198,7 @@ def test_results_measured_apart_merge_into_one_table(tmp_path: Path) -> None:
     assert [c["name"] for c in merged["cases"]] == ["print_logging", "gp_exact_predict"]
     text = (out / "accuracy.md").read_text()
     assert "Merged from 2 runs" in text and "gpytorch" in text and "print_logging" in text
+    assert "Target: within 25% (raw ms) on at least 80% of the checked cases" in text
     with pytest.raises(SystemExit):
         main(["--merge", str(tmp_path / "missing"), "--out", str(tmp_path / "other")])
 
