@@ -131,8 +131,13 @@ def test_ctrl_c_kills_the_running_process_and_keeps_the_modes_measured() -> None
         if "default" in message:  # Ctrl-C a moment after the hanging process starts
             threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
 
-    with pytest.raises(MeasureInterrupted) as stop:
-        measured(options({"default": "hang"}, None), progress)
+    # A shell starts background jobs with SIGINT ignored: Ctrl-C must reach this test all the same.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(MeasureInterrupted) as stop:
+            measured(options({"default": "hang"}, None), progress)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     report = judge_partial(stop.value.measurements)
     assert report.incomplete
     assert modes_of(report) == {"eager": ("ok", None), "fullgraph": ("ok", None)}
