@@ -180,15 +180,12 @@ def merge(folders: list[Path], out: Path | None) -> int:
         for folder, p in zip(folders, payloads, strict=True)
     )
     environment = f"Merged from {len(folders)} runs ({parts})."
-    payload = {
-        "cases": [case_json(c) for c in cases],
-        "kbreaks": kb,
-        "merged_from": [
-            {"folder": str(folder), **{k: p.get(k) for k in ("settings", "from_sweeps",
-                                                             "load_average_at_start", "wall_s")}}
-            for folder, p in zip(folders, payloads, strict=True)
-        ],
-    }  # fmt: skip
+    kept = ("settings", "from_sweeps", "load_average_at_start", "wall_s")
+    merged_from = [
+        {"folder": str(folder), **{k: p.get(k) for k in kept}}
+        for folder, p in zip(folders, payloads, strict=True)
+    ]
+    payload = {"cases": [case_json(c) for c in cases], "kbreaks": kb, "merged_from": merged_from}
     report_io.write_files(
         out,
         {

@@ -413,17 +413,12 @@ def _two_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
-def test_concurrent_runs_pin_to_different_cpus(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, quiet_cpus: None
-) -> None:
+def test_concurrent_runs_pin_to_different_cpus(quiet_cpus: None) -> None:
     """A sweep's workers (or Ray tasks) on one machine: the second run takes another CPU."""
     import os
 
-    from advisor.measure import cpus as cpu_claims
-
-    monkeypatch.setattr(cpu_claims, "LOCK_DIR", tmp_path)
     cpus = _two_cpus()
-    with cpu_claims.claimed(tuple(cpus), 1) as other_run:  # another process's run
+    with measure_cpus.claimed(tuple(cpus), 1) as other_run:  # another process's run
         assert other_run == (cpus[-1],)
         with measure_cpus.pinned(1) as pinned_cpus:
             assert pinned_cpus == (cpus[-2],)
@@ -451,16 +446,11 @@ def test_a_cpu_another_process_keeps_busy_is_taken_last(
         assert pinned_cpus == (cpus[-1],)
 
 
-def test_no_free_cpu_means_not_pinned(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, quiet_cpus: None
-) -> None:
+def test_no_free_cpu_means_not_pinned(quiet_cpus: None) -> None:
     import os
 
-    from advisor.measure import cpus as cpu_claims
-
-    monkeypatch.setattr(cpu_claims, "LOCK_DIR", tmp_path)
     cpus = _two_cpus()
-    with cpu_claims.claimed(tuple(cpus), len(cpus)) as others:
+    with measure_cpus.claimed(tuple(cpus), len(cpus)) as others:
         assert others == tuple(cpus)
         with measure_cpus.pinned(1) as pinned_cpus:
             assert pinned_cpus == tuple(cpus)  # sharing a pinned core would halve both runs
