@@ -176,18 +176,20 @@ RUN_DIR = Path("reports")  # where `advisor run` makes a report folder without -
 def _cmd_run(args: argparse.Namespace) -> int:
     from advisor import runner
     from advisor.measure.quiet import muted_dynamo_warnings
+    from advisor.render.progress import Progress
 
     options = _checked_run_options(args)
-
-    def progress(message: str) -> None:
-        print(f"advisor: {message}", file=sys.stderr, flush=True)
-
-    interrupted = False
+    # a live line on a terminal; plain `advisor: ...` lines elsewhere and with --quiet
+    progress = Progress(live=not args.quiet)
+    interrupted = completed = False
     try:
         with muted_dynamo_warnings():
             result = runner.run(options, progress)
+        completed = True
     except runner.RunInterrupted as stop:  # Ctrl-C: keep what was measured
         result, interrupted = stop.result, True
+    finally:
+        progress.close(completed)
     report, measurements = result.report, result.measurements
     if args.redact:
         from advisor.core.redact import redact, redact_measurements

@@ -1,9 +1,11 @@
-"""A run, end to end: measure (in this process, each mode in a process of its own, or in N
-data-parallel rank processes at once), then judge. Used by `advisor run`, `advisor check` and
+"""A run, end to end: measure (replicated: every compared arm in worker processes of its own,
+driven round by round; quick: in this process; isolated: each mode in a process of its own; or
+in N data-parallel rank processes at once), then judge. Used by `advisor run`, `advisor check` and
 `advisor.analyse`; it writes nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -41,6 +43,10 @@ def run(options: RunOptions, progress: Progress = lambda _msg: None) -> RunResul
         from advisor.measure.isolate import measure_isolated
 
         return _judged(lambda: measure_isolated(options, device, progress))
+    if options.settings.protocol == "replicated":
+        from advisor.measure.replicated_run import measure_replicated
+
+        return _judged(lambda: measure_replicated(options, device, progress))
     workload = load_target(options.target, device, dict(options.params))
     try:
         return run_workload(workload, options, device, progress)
@@ -51,7 +57,11 @@ def run(options: RunOptions, progress: Progress = lambda _msg: None) -> RunResul
 def run_workload(
     workload: Workload, options: RunOptions, device: str, progress: Progress
 ) -> RunResult:
-    """Measure and judge a workload built in this process."""
+    """Measure and judge a workload built in this process (the quick protocol: a callable
+    built here cannot be sent to worker processes)."""
+    if options.settings.protocol != "quick":
+        settings = dataclasses.replace(options.settings, protocol="quick")
+        options = dataclasses.replace(options, settings=settings)
     return _judged(lambda: measure_workload(workload, options, device, progress))
 
 

@@ -184,7 +184,7 @@ def test_a_knob_without_saving_bounds_the_entry() -> None:
     (entry,) = run_advise(what_ifs=[flat]).breaks
     d = entry.decision
     assert d is not None and d.basis == "bounded" and entry.cost_ms == pytest.approx(0.006)
-    assert not [a for a in run_advise(what_ifs=[flat]).actions if a.kind == "knob"]
+    assert not [a for a in run_advise(what_ifs=[flat]).actions if a.kind == "knob" and a.measurable]
     # moved: the variant breaks again next to it, which prices the knob, not removing the break
     moved = what_if(saving_ms=0.0, saving_ci_ms=(-0.003, 0.002), new_breaks=(Location("m.py", 12),))
     (entry,) = run_advise(what_ifs=[moved]).breaks

@@ -81,7 +81,8 @@ def outputs(report: Report) -> dict[str, str]:
         "json": render_json(report),
         "md": render_markdown(report),
         "html": EMBEDDED_PNG.sub("data:image/png;base64,", render_html(report)),
-        "text": render_text(report),
+        # wide: a path folded across two lines would hide from the check
+        "text": render_text(report, width=1000),
     }
 
 

@@ -152,7 +152,9 @@ class Decision:
     saving_ms: float  # the recommended fix's saving per call: the deciding number
     threshold_ms: float  # ignore_share of the step
     noise_ms: float  # the larger of the step's noise and the estimate's spread
-    reason: str  # "above" | "below_share" | "below_noise" | "never_ran" | "ddp" (DDP's own)
+    # "above" | "below_share" | "below_noise" | "no_effect" (a what-if measured it: its interval
+    # reaches zero or its saving is under the minimum effect) | "never_ran" | "ddp" (DDP's own)
+    reason: str
     library: bool = False  # the break is in code that is not the user's (site-packages, torch)
     knob: str | None = None  # the knob that decided it (what-if), if any
     knob_outcome: str | None = None  # "removed" | "moved" | "kept" | "failed"
@@ -278,6 +280,10 @@ class Action:
     safe: bool = True  # False: it can silently run the wrong code (skipping guards)
     max_abs_diff: float | None = None  # its output's largest difference from eager's
     default_abs_diff: float | None = None  # the default mode's own, for comparison
+    # False: measured, but its interval reaches zero or its saving is under the minimum
+    # effect ("no measurable effect"); such actions come after every other
+    measurable: bool = True
+    processes: int | None = None  # replicated processes its measurement rests on (None: quick)
 
 
 @dataclass(frozen=True)

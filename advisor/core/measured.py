@@ -52,6 +52,38 @@ class Settings:
     # Data-parallel ranks, each a process of its own measuring in lockstep (the same calls in
     # the same order: collectives wait on every rank); 1: this process, adaptive as above.
     ranks: int = 1
+    # How the compared arms are timed: "replicated" (each arm in worker processes of its own,
+    # `processes` of them, driven round by round; see `advisor.measure.replicate`) or "quick"
+    # (every arm in this one process, as before: for iterating, not for numbers to keep) or
+    # "isolated" (each mode in a process, one after the other). The default is the quick one
+    # because records written before the field existed were measured that way; `advisor run`
+    # asks for "replicated" unless told --quick (`advisor.core.options.settings_from`).
+    protocol: str = "quick"
+    processes: int = 4
+    # A saving is "measured" only when its 95% interval lies above zero and it is at least this
+    # share of the step; below, it is "no measurable effect" (docs/measurement.md says why 3%).
+    min_effect: float = 0.03
+
+
+@dataclass(frozen=True)
+class Replication:
+    """How a replicated number was measured: one worker process per arm per wave, the waves
+    one after the other, the arms of a wave timed round by round (rotating who goes first).
+
+    `process_medians_ms` holds each process's median per call (in wave order); the arm's median
+    is their median and `interval_ms` a 95% t-interval of their mean, so the spread between
+    processes is in the interval rather than in a bias. `first_call_s` is each worker's compile
+    plus first call (the compile caches warm after the run's first compile)."""
+
+    processes: int
+    rounds: int  # timed blocks kept per process (the fewest of any process)
+    process_medians_ms: tuple[float, ...] = ()
+    waves: tuple[int, ...] = ()  # the wave each of those medians came from (pairs arms by wave)
+    interval_ms: tuple[float, float] | None = None
+    first_call_s: tuple[float, ...] = ()
+    dropped: tuple[str, ...] = ()  # blocks invalidated, each with its reason
+    remeasured: bool = False  # its processes disagreed and it got more of them
+    disagree: bool = False  # they still disagree beyond the noise model after that
 
 
 @dataclass(frozen=True)
@@ -89,6 +121,7 @@ class LatencyStats:
     # The share of the CPUs it ran on that other processes used while it was timed; above
     # 10% its threads were descheduled, and its interval is not called met whatever its width.
     contention: float | None = None
+    replication: Replication | None = None  # replicated protocol: processes, rounds, spread
 
     @property
     def relative_iqr(self) -> float | None:
@@ -265,9 +298,11 @@ class WhatIf:
     """A measured counterfactual: the workload compiled again with one change (a Dynamo config
     knob, a placement of torch.compile, a side effect made a no-op).
 
-    Baseline (the default mode) and variant are compiled in the same process and timed with
-    the harness's method; `saving_ms` is baseline minus variant per call, with a bootstrap 95%
-    interval. Both outputs are checked against eager's (`output`, `baseline_output`), so a
+    Replicated protocol: the variant is an arm of its own (its own worker processes), timed in
+    the same waves as the default mode's arm, and `saving_ms` is the paired saving across those
+    waves with a t-interval over them (`replication`). Quick protocol: baseline and variant
+    compiled in one process, timed interleaved, with a bootstrap 95% interval. Both outputs are
+    checked against eager's (`output`, `baseline_output`), so a
     variant's difference can be judged against the default mode's own.
     """
 
@@ -295,6 +330,10 @@ class WhatIf:
     subjects: tuple[CodeUnit, ...] = ()  # placement: the modules compiled / functions disabled
     output: OutputCheck | None = None  # the variant's output against eager's
     baseline_output: OutputCheck | None = None  # the default mode's, in the same process
+    # Replicated protocol: the variant's processes (the baseline is the default mode's arm,
+    # timed in the same waves); `process_savings_ms` holds each wave's paired saving.
+    replication: Replication | None = None
+    process_savings_ms: tuple[float, ...] = ()
 
     @property
     def clean(self) -> bool:

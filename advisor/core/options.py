@@ -114,6 +114,26 @@ MEASURE_OPTIONS: tuple[Option, ...] = (
     ),
     Option("--no-what-if", "skip measuring config-knob counterfactuals"),
     Option(
+        "--quick",
+        "time every arm in this one process (fast, for iterating; its numbers do not replicate: "
+        "the report says so on its first line)",
+    ),
+    Option(
+        "--processes",
+        "replicated protocol: worker processes per arm (one per wave); the intervals come "
+        "from the spread between them",
+        argtypes.int_at_least(2, "at least 2"),
+        _DEFAULTS.processes,
+        "N",
+    ),
+    Option(
+        "--min-effect",
+        "a saving counts as measured only when its 95%% interval lies above zero and it is at "
+        "least this share of the step (default 0.03 = 3%%)",
+        argtypes.fraction,
+        _DEFAULTS.min_effect,
+    ),
+    Option(
         "--ignore-share",
         "breaks cheaper than this share of the step get 'ignore' (default 0.01 = 1%%)",
         argtypes.positive,
@@ -174,4 +194,13 @@ def settings_from(values: Mapping[str, Any]) -> Settings:
         timeout_s=values.get("timeout"),
         target_ci=values["target_ci"],
         ranks=values.get("ranks") or 1,
+        protocol=_protocol(values),
+        processes=values.get("processes") or _DEFAULTS.processes,
+        min_effect=values.get("min_effect", _DEFAULTS.min_effect),
     )
+
+
+def _protocol(values: Mapping[str, Any]) -> str:
+    if values.get("isolate"):
+        return "isolated"
+    return "quick" if values.get("quick") else "replicated"

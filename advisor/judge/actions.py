@@ -43,16 +43,28 @@ def build_actions(
     to_fix = any(e.verdict != "ignore" for e in entries)
     if not to_fix and not any(a.saving_ms for a in actions) and ledger is not None:
         actions = [_keep(ledger, steps, step), *actions]
-    return tuple(_place_guards(actions, unsafe, to_fix, step) + _recompile_actions(recompiles))
+    placed = _place_guards(actions, unsafe, to_fix, step)
+    return tuple(placed + _recompile_actions(recompiles) + _no_effect(entries, steps, step))
+
+
+def _no_effect(
+    entries: tuple[BreakEntry, ...], steps: list[MeasuredStep], step: Step
+) -> list[Action]:
+    """The measured changes with no measurable effect, last: the user sees they were tried."""
+    shown = _measured_actions(entries, steps, step, measurable=False)
+    return [replace(a, measurable=False) for a in shown if a.kind not in ("eager", "guards")]
 
 
 def _measured_actions(
-    entries: tuple[BreakEntry, ...], steps: list[MeasuredStep], step: Step
+    entries: tuple[BreakEntry, ...],
+    steps: list[MeasuredStep],
+    step: Step,
+    measurable: bool = True,
 ) -> list[Action]:
     ids = {e.id for e in entries}
     out = []
     for s in steps:
-        if s.accepted is False or not s.beyond_noise:
+        if s.accepted is False or s.beyond_noise != measurable:
             continue
         if s.kind == "knob" and s.clean and s.removes & ids:
             out.append(_from_step(s, "knob", tuple(sorted(s.removes & ids)), knob=s.source))
@@ -82,6 +94,7 @@ def _from_step(
         step_ms=s.step_ms,
         max_abs_diff=s.max_abs_diff,
         default_abs_diff=s.default_abs_diff,
+        processes=s.processes,
     )
 
 

@@ -42,11 +42,14 @@ class Advice:
     notes: tuple[Note, ...] = ()
 
 
-def step_of(default: ModeResult, ignore_share: float) -> Step:
+def step_of(default: ModeResult, ignore_share: float, min_effect: float = 0.0) -> Step:
     assert default.latency is not None
     lat = default.latency
     noise = stats.median_noise(lat.samples_ms)
-    return Step(lat.median_ms, noise, ignore_share * lat.median_ms, default)
+    if lat.replication is not None and lat.ci_ms is not None:
+        noise = (lat.ci_ms[1] - lat.ci_ms[0]) / 2  # the spread across its processes
+    median = lat.median_ms
+    return Step(median, noise, ignore_share * median, default, min_effect * median)
 
 
 def advise(
@@ -55,8 +58,9 @@ def advise(
     modes: dict[str, ModeResult],
     what_ifs: tuple[WhatIf, ...] = (),
     ignore_share: float = 0.01,
+    min_effect: float = 0.0,
 ) -> Advice:
-    step = step_of(modes["default"], ignore_share)
+    step = step_of(modes["default"], ignore_share, min_effect)
     what_ifs = tuple(in_default_frame(w, step.median_ms) for w in what_ifs)
     roots = root_causes(capture, att.sites)
     guards = next((w for w in what_ifs if w.kind == "guards"), None)
@@ -64,7 +68,7 @@ def advise(
     entries = [decide(e, step, what_ifs) for e in estimate_entries(roots, att, lookup_us)]
     entries = share_measured_savings(entries, what_ifs, step)
     ranked = tuple(sorted(entries, key=lambda e: (-e.cost_ms, e.id)))
-    steps = measured_steps(modes, what_ifs, frozenset(e.id for e in ranked))
+    steps = measured_steps(modes, what_ifs, frozenset(e.id for e in ranked), min_effect)
     ledger = build_ledger(ranked, att, modes, steps)
     recompiles = recompile_advice(capture.recompiles)
     actions = build_actions(ranked, steps, ledger, recompiles, step)

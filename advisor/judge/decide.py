@@ -6,8 +6,9 @@ Measured truth first:
   proportion to the estimates when one knob removes several entries), in library code too;
 - a side effect made a no-op (a print, a log call) measures what deleting it saves; moving it
   out of the compiled function saves that less the call's own time, from the profile;
-- a what-if that removes or moves the break with no saving beyond noise bounds the entry's
-  saving by the interval's upper end;
+- a what-if that removes the break with no measurable saving (its 95% interval reaches zero,
+  or the saving is under the minimum effect, `Settings.min_effect` of the step) decides "no
+  measurable effect": the entry is not acted on, and the interval's upper end bounds it;
 - where the estimate and the measurement disagree beyond noise, the miss is kept.
 An entry is `ignore` when its saving is below `ignore_share` of the step or below the noise,
 else its category's action decides rewrite or isolate. A break in library code keeps its
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from advisor.core.model import BreakEntry, BreakSite, Decision, ModeResult, WhatIf
+from advisor.core.replication import measurable
 from advisor.core.taxonomy import category_for, in_library
 from advisor.judge import cost
 from advisor.judge.numerics import what_if_accepted
@@ -35,6 +37,7 @@ class Step:
     noise_ms: float  # half-width of the median's 95% interval
     threshold_ms: float  # ignore_share of the median
     default: ModeResult | None = None  # for judging what-if outputs against its own
+    min_effect_ms: float = 0.0  # the smallest saving a measurement can claim (min_effect of it)
 
 
 def decide(entry: BreakEntry, step: Step, what_ifs: tuple[WhatIf, ...]) -> BreakEntry:
@@ -129,19 +132,19 @@ def _with_what_if(decision: Decision, entry: BreakEntry, w: WhatIf, step: Step) 
         # removes the break; it neither confirms nor bounds that fix's estimate.
         return replace(decision, measured_ms=w.saving_ms, measured_ci_ms=w.saving_ci_ms)
     if w.kind == "noop":
-        return _with_noop(decision, entry, w)
-    measured = _with_knob(decision, entry, w)
+        return _with_noop(decision, entry, w, step.min_effect_ms)
+    measured = _with_knob(decision, entry, w, step.min_effect_ms)
     if w.kind == "undisable" and measured.basis == "measured":
         return replace(measured, fix="rewrite")  # the change is the code's: drop the decorator
     return measured
 
 
-def _with_knob(decision: Decision, entry: BreakEntry, w: WhatIf) -> Decision:
+def _with_knob(decision: Decision, entry: BreakEntry, w: WhatIf, min_effect_ms: float) -> Decision:
     assert w.saving_ms is not None and w.saving_ci_ms is not None
     low, high = w.saving_ci_ms
     estimate = cost.saving_for(entry.savings, w.fix) or 0.0
     miss = _miss(estimate, w.saving_ms, (high - low) / 2)
-    if low > 0:
+    if measurable(w.saving_ms, w.saving_ci_ms, min_effect_ms):
         return replace(
             decision,
             fix="knob",
@@ -155,7 +158,7 @@ def _with_knob(decision: Decision, entry: BreakEntry, w: WhatIf) -> Decision:
     return _bounded(decision, w, miss)
 
 
-def _with_noop(decision: Decision, entry: BreakEntry, w: WhatIf) -> Decision:
+def _with_noop(decision: Decision, entry: BreakEntry, w: WhatIf, min_effect_ms: float) -> Decision:
     """The call made a no-op measures deleting it; moving it out keeps the call's own time
     (the Python work at the line, from the profile)."""
     assert w.saving_ms is not None and w.saving_ci_ms is not None
@@ -164,7 +167,7 @@ def _with_noop(decision: Decision, entry: BreakEntry, w: WhatIf) -> Decision:
     saving = max(0.0, w.saving_ms - kept_ms)
     estimate = cost.saving_for(entry.savings, decision.fix) or 0.0
     miss = _miss(estimate, saving, (high - low) / 2)
-    if low > 0:
+    if measurable(saving, (low - kept_ms, high - kept_ms), min_effect_ms):
         return replace(
             decision,
             basis="measured",
@@ -178,12 +181,14 @@ def _with_noop(decision: Decision, entry: BreakEntry, w: WhatIf) -> Decision:
 
 
 def _bounded(decision: Decision, w: WhatIf, miss: float | None) -> Decision:
-    """Removed, and no saving beyond noise: the interval's upper end bounds the saving."""
+    """Removed, and no measurable saving: the interval's upper end bounds the saving, and the
+    entry is "no measurable effect" (never acted on ahead of a measured action)."""
     assert w.saving_ci_ms is not None
     bound = max(0.0, w.saving_ci_ms[1])
     return replace(
         decision,
-        basis="bounded" if decision.saving_ms > bound else decision.basis,
+        basis="bounded",
+        reason="no_effect",
         saving_ms=min(decision.saving_ms, bound),
         measured_ms=w.saving_ms,
         measured_ci_ms=w.saving_ci_ms,
@@ -210,6 +215,8 @@ def _verdict(decision: Decision, action: str, entry: BreakEntry) -> str:
 
 
 def _reason(decision: Decision, entry: BreakEntry) -> str:
+    if decision.reason == "no_effect":
+        return "no_effect"
     if entry.occurrences_per_call == 0 and entry.terms.gap_us == 0 and decision.basis == "estimate":
         return "never_ran"
     if decision.saving_ms < decision.threshold_ms:

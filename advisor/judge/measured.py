@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from advisor.core import stats
-from advisor.core.model import ModeResult, WhatIf
+from advisor.core import replication, stats
+from advisor.core.model import LatencyStats, ModeResult, WhatIf
+from advisor.core.replication import measurable
 from advisor.judge.numerics import mode_accepted, mode_output, what_if_accepted
 
 
@@ -25,14 +26,20 @@ class MeasuredStep:
     what_if: WhatIf | None = None
     max_abs_diff: float | None = None
     default_abs_diff: float | None = None
+    min_effect_ms: float = 0.0  # the smallest saving it can claim (Settings.min_effect of the step)
+    processes: int | None = None  # the replicated processes its saving rests on (None: quick)
 
     @property
     def beyond_noise(self) -> bool:
-        return self.saving_ci_ms[0] > 0
+        """Measurable: the interval excludes zero and the saving reaches the minimum effect."""
+        return measurable(self.saving_ms, self.saving_ci_ms, self.min_effect_ms)
 
 
 def measured_steps(
-    modes: dict[str, ModeResult], what_ifs: tuple[WhatIf, ...], entry_ids: frozenset[str]
+    modes: dict[str, ModeResult],
+    what_ifs: tuple[WhatIf, ...],
+    entry_ids: frozenset[str],
+    min_effect: float = 0.0,
 ) -> list[MeasuredStep]:
     default = modes.get("default")
     if default is None or default.latency is None:
@@ -41,7 +48,24 @@ def measured_steps(
         s for s in (_mode_step(modes.get(m), default, entry_ids) for m in ("eager", "fullgraph"))
     ]
     out += [_what_if_step(w, default) for w in what_ifs]
-    return [s for s in out if s is not None]
+    floor = min_effect * default.latency.median_ms
+    return [replace(s, min_effect_ms=floor) for s in out if s is not None]
+
+
+def mode_saving(mode: LatencyStats, default: LatencyStats) -> tuple[float, float, float]:
+    """default - mode per call, with its 95% interval: paired wave by wave where both were
+    replicated (`advisor.core.replication`), else from the pooled samples of one process."""
+    a, b = default.replication, mode.replication
+    if a is not None and b is not None and len(a.waves) == len(a.process_medians_ms):
+        base = dict(zip(a.waves, a.process_medians_ms, strict=True))
+        variant = dict(zip(b.waves, b.process_medians_ms, strict=True))
+        try:
+            paired = replication.paired_from_medians(base, variant)
+        except ValueError:
+            paired = None
+        if paired is not None and paired.ci_ms is not None:
+            return paired.saving_ms, paired.ci_ms[0], paired.ci_ms[1]
+    return stats.median_difference_ci(default.samples_ms, mode.samples_ms)
 
 
 def _mode_step(
@@ -50,9 +74,7 @@ def _mode_step(
     if mode is None or mode.status != "ok" or mode.latency is None or not mode.latency.samples_ms:
         return None
     assert default.latency is not None
-    saving, low, high = stats.median_difference_ci(
-        default.latency.samples_ms, mode.latency.samples_ms
-    )
+    saving, low, high = mode_saving(mode.latency, default.latency)
     eager = mode.mode == "eager"
     own, reference = mode_output(mode), mode_output(default)
     return MeasuredStep(
@@ -61,6 +83,7 @@ def _mode_step(
         step_ms=mode.latency.median_ms,
         saving_ms=saving,
         saving_ci_ms=(low, high),
+        processes=mode.latency.replication.processes if mode.latency.replication else None,
         accepted=True if eager else mode_accepted(mode, default),
         removes=frozenset() if eager else entry_ids,
         clean=True,
@@ -101,6 +124,7 @@ def _what_if_step(w: WhatIf, default: ModeResult) -> MeasuredStep | None:
         step_ms=default.latency.median_ms * w.variant_ms / w.baseline_ms,
         saving_ms=w.saving_ms,
         saving_ci_ms=w.saving_ci_ms,
+        processes=w.replication.processes if w.replication else None,
         accepted=what_if_accepted(w, default),
         removes=frozenset(w.removed),
         clean=not w.new_breaks,

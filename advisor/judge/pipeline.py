@@ -42,7 +42,9 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
     if m.trace is not None and default is not None and default.latency is not None:
         att = attribute(m.trace, m.capture, default.latency.median_ms)
         modes = dict_of(m.modes)
-        advice = advise(att, m.capture, modes, m.what_ifs, settings.ignore_share)
+        advice = advise(
+            att, m.capture, modes, m.what_ifs, settings.ignore_share, settings.min_effect
+        )
         notes += [*att.notes, *advice.notes]
         report = replace(
             report,

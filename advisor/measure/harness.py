@@ -218,6 +218,34 @@ def _first_call_eager(workload: Workload, timer: Timer) -> ModeRun:
 NO_REFERENCE = object()  # eager's output is not reproducible: nothing to compare against
 
 
+def prepare_mode(
+    workload: Workload, settings: Settings, device: str, mode: str
+) -> tuple[ModeRun, Any, list[Note]]:
+    """One mode alone, warm, for a worker of the replicated protocol: eager's reference first
+    (two eager calls, as `measure` takes it), then, for a compiled mode, its compile, first
+    call and warm-up. Returns the run, the reference and the notes."""
+    timer = timer_for(device)
+    notes: list[Note] = []
+    eager = _first_call_eager(workload, timer)
+    reference = _reference_output(workload, eager.output, notes)
+    if mode == "eager":
+        for _ in range(settings.warmup):
+            workload()
+        return eager, reference, notes
+    compile_fn = torch_adapter.compile_mode
+    run = _first_call_compiled(mode, workload, timer, settings, compile_fn, None, reference)
+    return run, reference, notes
+
+
+def peak_memory(call: Callable[[], Any], device: str) -> tuple[int, str]:
+    """Peak memory of one warm call, and how it was taken."""
+    return _peak_memory(call, device)
+
+
+def count_recompiles(backend: torch_adapter.InductorBackend) -> int:
+    return _count_recompiles(backend, torch_adapter.recompile_reasons())
+
+
 def eager_reference(workload: Workload, notes: list[Note]) -> Any:
     """Eager's output to check compiled variants against, as `measure` takes it (two eager
     calls; NO_REFERENCE when they differ), for a process that measures a what-if alone."""

@@ -155,15 +155,15 @@ def measure_what_if(
 ) -> WhatIf:
     """Stage 3 for one item of the plan (Dynamo is reset: run it after stage 2)."""
     targets = list(plan.targets)
-    variant = _variant(workload, plan, sites)
+    variant = variant_for(workload, plan, sites)
     if variant is None:
-        return plan.failed(_NOT_APPLICABLE[plan.kind], status="skipped")
+        return plan.failed(NOT_APPLICABLE[plan.kind], status="skipped")
     return measure_variant(
         workload, variant, targets, reference, settings, device, baseline_sites=sites
     )
 
 
-_NOT_APPLICABLE = {
+NOT_APPLICABLE = {
     "regional": "no sub-module of the workload compiles without a break on its own",
     "disable": "no function holding a break could be found to disable",
     "split": "no optimizer, or no module that compiles without a break, in the step",
@@ -171,7 +171,9 @@ _NOT_APPLICABLE = {
 }
 
 
-def _variant(workload: Workload, plan: WhatIfPlan, sites: tuple[BreakSite, ...]) -> Variant | None:
+def variant_for(
+    workload: Workload, plan: WhatIfPlan, sites: tuple[BreakSite, ...]
+) -> Variant | None:
     targets = list(plan.targets)
     if plan.knob is not None:
         return knob_variant(plan.knob, targets)

@@ -135,13 +135,13 @@ def measure_variant(
     timer: Timer | None = None,
     baseline_sites: tuple[BreakSite, ...] = (),
 ) -> WhatIf:
-    """Compile baseline and variant, check the variant, time both interleaved.
+    """Compile baseline and variant in this process, check the variant, time both
+    interleaved (the quick protocol; the replicated one gives each its own processes).
 
     One measurement serves every site the variant addresses (e.g. several prints): the record
     says which of them the variant no longer has, and whether new breaks took their place.
     """
     timer = timer or timer_for(device)
-    base = variant.record
     # When Dynamo skips a frame (a break in a loop) it marks the code object to be skipped for
     # every later compile in the process, whatever the backend or config. So the variant is
     # compiled first, and where the original skips frames, the two cannot be warm at once: the
@@ -151,13 +151,10 @@ def measure_variant(
         run = _run_variant(workload, variant, settings, timer, skips_frames)
         base_call, base_output, base_stdout = _run_baseline(workload, settings)
     except Exception as exc:  # a variant that breaks compilation is a finding for this what-if
-        return replace(base, status="failed", error=f"{type(exc).__name__}: {first_line(exc)}")
-    record = _compare_sites(base, run.capture, targets, baseline_sites)
-    output = _check(reference_output, run.output)
+        return failed_variant(variant, exc)
+    record = checked_variant(variant.record, run, targets, reference_output, baseline_sites)
     record = replace(
         record,
-        matches_eager=output.matches if output else None,
-        output=output,
         baseline_output=_check(reference_output, base_output),
         stdout_chars=(len(base_stdout), len(run.stdout)),
     )
@@ -170,6 +167,50 @@ def measure_variant(
         interleaved=run.stats is None,
         recompiled_while_timed=len(run.backend.compile_ids) != run.compiled_before,
     )
+
+
+def failed_variant(variant: Variant, exc: BaseException) -> WhatIf:
+    return replace(
+        variant.record, status="failed", error=f"{type(exc).__name__}: {first_line(exc)}"
+    )
+
+
+@dataclass(frozen=True)
+class PreparedVariant:
+    """A variant compiled and warm in this process, for a worker of the replicated protocol:
+    its record checked (sites, output) but not timed, its call, backend and stdout per call."""
+
+    record: WhatIf
+    call: Callable[[], Any]
+    backend: torch_adapter.InductorBackend
+    stdout_chars: int
+
+
+def prepare_variant(
+    workload: Workload,
+    variant: Variant,
+    targets: list[BreakSite],
+    reference_output: Any,
+    settings: Settings,
+    baseline_sites: tuple[BreakSite, ...] = (),
+) -> PreparedVariant:
+    """The variant alone in this process: compiled, warmed, checked; raises what its compile
+    raised (the caller records it)."""
+    run = _run_variant(workload, variant, settings, timer_for("cpu"), False)
+    record = checked_variant(variant.record, run, targets, reference_output, baseline_sites)
+    return PreparedVariant(record, run.call, run.backend, len(run.stdout))
+
+
+def checked_variant(
+    base: WhatIf,
+    run: _Variant,
+    targets: list[BreakSite],
+    reference_output: Any,
+    baseline_sites: tuple[BreakSite, ...],
+) -> WhatIf:
+    record = _compare_sites(base, run.capture, targets, baseline_sites)
+    output = _check(reference_output, run.output)
+    return replace(record, matches_eager=output.matches if output else None, output=output)
 
 
 def _with_timing(record: WhatIf, ab: ABResult) -> WhatIf:

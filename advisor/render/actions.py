@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from advisor.core.errors import first_line
@@ -61,24 +62,46 @@ def _failure(mode: ModeResult | None) -> str | None:
     return f"{mode.error.type}: {first_line(mode.error.message)}"
 
 
+@dataclass(frozen=True)
+class Title:
+    """An action's title as its parts: what to do, and the caveat that goes with it (what makes
+    it unsafe, what it gives up). Apart so a narrow terminal can show the caveat on a line of its
+    own; `text` joins them as the one-cell title of report.md, report.html and report.json."""
+
+    head: str
+    caveat: str | None = None
+    joiner: str = ": "
+
+    @property
+    def text(self) -> str:
+        return f"{self.head}{self.joiner}{self.caveat}" if self.caveat else self.head
+
+
 def action_title(action: Action, report: Report, display: Display) -> str:
     return title_of(action, action_context(action, report), display)
 
 
+def action_title_parts(action: Action, report: Report, display: Display) -> Title:
+    return title_parts(action, action_context(action, report), display)
+
+
 def title_of(action: Action, ctx: ActionContext, display: Display) -> str:
-    title = _TITLES.get(action.kind)
-    if title is not None:
-        return title(action, ctx, display)
-    return _code_title(action, ctx, display)
+    return title_parts(action, ctx, display).text
 
 
-def _knob(action: Action, ctx: ActionContext, display: Display) -> str:
+def title_parts(action: Action, ctx: ActionContext, display: Display) -> Title:
+    title = _TITLES.get(action.kind, _code_title)(action, ctx, display)
+    return title if isinstance(title, Title) else Title(title)
+
+
+def _knob(action: Action, ctx: ActionContext, display: Display) -> str | Title:
     n = len(action.breaks)
     if action.knob == DDP_KNOB.name:
-        return (
+        head = (
             f"Set `torch._dynamo.config.{action.knob}`: one graph instead of one per gradient "
-            f"bucket{_steps(action, ctx)} (measured); {DDP_NO_OVERLAP}"
+            f"bucket{_steps(action, ctx)} (measured)"
         )
+        return Title(head, DDP_NO_OVERLAP, "; ")
     return f"Set `torch._dynamo.config.{action.knob}` (removes {n} break(s), measured)"
 
 
@@ -146,15 +169,13 @@ def _keep(action: Action, ctx: ActionContext, display: Display) -> str:
     return what
 
 
-def _guards(action: Action, ctx: ActionContext, display: Display) -> str:
+def _guards(action: Action, ctx: ActionContext, display: Display) -> Title:
     stance = "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)` once warm"
     measured = " (measured)" if action.measured else ""
     if ctx.has_breaks:
-        return (
-            f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}{measured}: "
-            f"{GUARD_CONDITION}"
-        )
-    return f"Reduce guard evaluation: {stance}{measured}: {GUARD_CONDITION}"
+        head = f"Reduce guard evaluation: fewer graphs (fix the breaks), or {stance}{measured}"
+        return Title(head, GUARD_CONDITION)
+    return Title(f"Reduce guard evaluation: {stance}{measured}", GUARD_CONDITION)
 
 
 def _dynamic(action: Action, ctx: ActionContext, display: Display) -> str:
@@ -186,7 +207,7 @@ def _code_title(action: Action, ctx: ActionContext, display: Display) -> str:
     return f"{verb} the {what} at {location(action.where, display)}"
 
 
-_TITLES = {
+_TITLES: dict[str, Callable[[Action, ActionContext, Display], str | Title]] = {
     "knob": _knob,
     "fullgraph": _fullgraph,
     "regional": _regional,

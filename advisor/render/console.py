@@ -1,63 +1,235 @@
-"""Terminal summary: the shared view model as plain-text tables."""
+"""Terminal summary: the shared view model as plain-text tables that fit the terminal.
+
+Why rich is a dependency: its tables fit a given width and wrap a long cell inside its own
+column. tabulate's grew as wide as their longest cell, so one 400-character action title made
+every row of the table wrap into the next. rich renders here to plain text (no colour, no cursor
+movement, ASCII rules), so the summary reads the same piped into a file, in CI's log or on a
+terminal that is not UTF-8. Where a narrow column cuts a long cell, the full text is in
+report.md.
+"""
 
 from __future__ import annotations
 
+import io
 import re
+import shutil
+from collections.abc import Collection, Iterable, Sequence
 
-from tabulate import tabulate
+from rich.box import Box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
 
 from advisor.core.model import Report
 from advisor.render.ranks import RANK_HEADERS
 from advisor.render.view import (
     ACTION_HEADERS,
     BREAK_HEADERS,
-    action_rows,
+    ReportView,
     break_rows,
     build_view,
 )
 
 # Control characters other than newline and tab: text from a report (user code, torch messages,
-# a report.json from anywhere) must not move the cursor or retitle the terminal.
+# a report.json from anywhere) must not move the cursor or retitle the terminal. Stripped before
+# rich measures a cell, so the widths it lays out are the widths printed.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
+# rich's SIMPLE box (no borders, a rule under the header) drawn in ASCII: "─" is not in every
+# terminal's encoding. The space in the rule's crossing keeps a gap between the columns' rules.
+ASCII_RULE = Box("    \n    \n -  \n    \n    \n -  \n    \n    \n", ascii=True)
 
-def _table(headers, rows) -> str:  # type: ignore[no-untyped-def]
-    return tabulate(rows, headers=list(headers), tablefmt="simple", disable_numparse=True)
+MIN_WIDTH = 40  # narrower, the numbers' columns alone do not fit and get cut
+MIN_TEXT = 16  # a column that wraps text gets at least this many characters, room allowing
+NOTE_INDENT = 2  # an action's caveat and numerics note sit this far in under its title
 
 
-def render_text(report: Report) -> str:
-    v = build_view(report)
-    out = [f"advisor: {v.title} ({v.target}) on {v.environment}"]
+def _clean(text: str) -> str:
+    return _CONTROL.sub("?", text)
+
+
+def _text(text: str) -> Text:
+    """Plain text for rich: a `Text` is never read as markup (a `[b]` in user code stays as
+    written); a word longer than its column is folded onto the next line, never past the edge."""
+    return Text(_clean(text), overflow="fold")
+
+
+class _Fitted:
+    """A table no wider than the console: when its cells do not fit, the widest wrapping columns
+    give way first. The `fixed` columns (numbers, short words) do not wrap, so a number is not
+    broken in two while a long text beside it keeps its whole width; on a console too narrow to
+    leave the other columns `MIN_TEXT` each beside them, they wrap too."""
+
+    def __init__(
+        self,
+        headers: Sequence[str],
+        rows: Iterable[Sequence[RenderableType | str]],
+        fixed: Collection[int] = (),
+    ) -> None:
+        self.headers = tuple(headers)
+        self.rows = [tuple(row) for row in rows]
+        self.fixed = frozenset(fixed)
+
+    def _fixed_width(self) -> int:
+        """The fixed columns' width with their gaps (their cells are plain strings)."""
+        return sum(
+            2 + max(cell_len(line) for cell in cells for line in str(cell).splitlines() or [""])
+            for i, cells in enumerate(zip(self.headers, *self.rows, strict=True))
+            if i in self.fixed
+        )
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text_columns = len(self.headers) - len(self.fixed)
+        room = options.max_width - self._fixed_width()
+        fixed = self.fixed if room >= MIN_TEXT * text_columns else frozenset()
+        table = Table(
+            box=ASCII_RULE,
+            show_edge=False,
+            pad_edge=False,
+            padding=(0, 1, 0, 0),  # one space right of each cell, and the column gap: two in all
+            collapse_padding=True,
+            expand=False,
+        )
+        for i, header in enumerate(self.headers):
+            table.add_column(_text(header), overflow="fold", no_wrap=i in fixed)
+        for row in self.rows:
+            table.add_row(*(_text(cell) if isinstance(cell, str) else cell for cell in row))
+        yield table
+
+
+def _lines(first: str, *more: RenderableType | str) -> RenderableType:
+    """A cell of several lines: `first`, then each of `more` indented under it; a line that
+    wraps keeps its indent."""
+    if not more:
+        return _text(first)
+    indented = (
+        Padding(_text(m) if isinstance(m, str) else m, (0, 0, 0, NOTE_INDENT)) for m in more
+    )
+    return Group(_text(first), *indented)
+
+
+def _actions_table(view: ReportView) -> _Fitted:
+    """The title first and short; its caveat and numerics note each below it, indented."""
+    return _Fitted(
+        ACTION_HEADERS,
+        (
+            (
+                str(a.rank),
+                _lines(a.title, *(_labelled("-", note) for note in a.notes)),
+                # one part a line: the column is as wide as the widest part, not the whole
+                "\n".join(a.saving_parts),
+                "measured" if a.measured else "estimated",
+                a.breaks,
+            )
+            for a in view.actions
+        ),
+        fixed=(0, 2, 3),
+    )
+
+
+def _modes_table(view: ReportView) -> _Fitted:
+    """The modes as columns, their measures as rows: eleven measures side by side do not fit
+    80 columns, three modes do."""
+    headers, rows = view.mode_headers, view.mode_rows
+    measures = [(header, *(row[i] for row in rows)) for i, header in enumerate(headers) if i > 0]
+    return _Fitted((headers[0], *(row[0] for row in rows)), measures)
+
+
+def _breaks_table(view: ReportView) -> _Fitted:
+    """Where, what and the source line of each break in one column, one a line, beside its
+    numbers: ten columns side by side leave a few characters for each text at 80 columns."""
+    headers = BREAK_HEADERS
+    rows = [
+        (rank, _lines(where, f"{code} {gb_type}", source), *numbers)
+        for rank, code, gb_type, where, source, *numbers in break_rows(view)
+    ]
+    return _Fitted((headers[0], "break", *headers[5:]), rows, fixed=(0, 2, 3, 4, 5, 6))
+
+
+def _labelled(label: str, text: str) -> Table:
+    """`label text`, the text's wrapped lines indented under its first (a hanging indent)."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(_text(label), _text(text))
+    return grid
+
+
+def _head(v: ReportView) -> list[RenderableType]:
+    out: list[RenderableType] = [_text(f"advisor: {v.title} ({v.target}) on {v.environment}")]
     if v.incomplete:
-        out.append("INCOMPLETE: the run was interrupted; only what was measured so far is here.")
-    out += [f"WARNING: {a}" for a in v.alerts]
+        out.append(
+            _text("INCOMPLETE: the run was interrupted; only what was measured so far is here.")
+        )
+    out += [_labelled("WARNING:", a) for a in v.alerts]
     if v.headline:
-        out += ["", v.headline]
+        out += [Text(""), _text(v.headline)]
     if v.actions:
-        out += ["", "What to do first:", _table(ACTION_HEADERS, action_rows(v))]
-    out += ["", _table(v.mode_headers, v.mode_rows)]
+        out += [Text(""), _text("What to do first:"), _actions_table(v)]
+    out += [Text(""), _modes_table(v)]
     if v.rank_rows:
-        out += ["", "Ranks:", _table(RANK_HEADERS, v.rank_rows)]
-        out += [v.rank_note] if v.rank_note else []
-    out += ["", *v.splits] if v.splits else []
+        out += [Text(""), _text("Ranks:"), _Fitted(RANK_HEADERS, v.rank_rows)]
+        out += [_text(v.rank_note)] if v.rank_note else []
+    out += [Text(""), *(_text(s) for s in v.splits)] if v.splits else []
+    return out
+
+
+def _body(report: Report, v: ReportView) -> list[RenderableType]:
+    out: list[RenderableType] = []
     if v.breaks:
         out += [
-            "",
-            f"Graph breaks ({len(v.breaks)} root causes), ranked by the recommended fix's saving:",
-            _table(BREAK_HEADERS, break_rows(v)),
+            Text(""),
+            _text(
+                f"Graph breaks ({len(v.breaks)} root causes), ranked by the recommended fix's "
+                "saving:"
+            ),
+            _breaks_table(v),
         ]
     elif v.sites_only:
         out += [
-            "",
-            "Breaks captured, not costed:",
-            _table(("id", "code", "type", "where", "source"), v.sites_only),
+            Text(""),
+            _text("Breaks captured, not costed:"),
+            _Fitted(("id", "code", "type", "where", "source"), v.sites_only),
         ]
     elif (default := report.mode("default")) is not None and default.status == "ok":
-        out += ["", f"No graph breaks captured ({len(report.graphs)} graph(s))."]
+        out += [Text(""), _text(f"No graph breaks captured ({len(report.graphs)} graph(s)).")]
     if v.recompile_rows:
-        out += ["", f"Recompiles ({len(v.recompile_rows)}):"]
-        out += [f"  {r[0]} {r[1]}: {r[2]}" for r in v.recompile_rows]
+        out += [Text(""), _text(f"Recompiles ({len(v.recompile_rows)}):")]
+        out += [Padding(_text(f"{r[0]} {r[1]}: {r[2]}"), (0, 0, 0, 2)) for r in v.recompile_rows]
     if v.coverage:
-        out += ["", f"Attribution coverage: {v.coverage}"]
-    out += [f"warning: {w}" for w in v.warnings]
-    return _CONTROL.sub("?", "\n".join(out))
+        out += [Text(""), _text(f"Attribution coverage: {v.coverage}")]
+    out += [_labelled("warning:", w) for w in v.warnings]
+    return out
+
+
+def terminal_width() -> int:
+    """The terminal's columns; `COLUMNS` when set, 80 when stdout is not a terminal."""
+    return shutil.get_terminal_size().columns
+
+
+def render_text(report: Report, width: int | None = None) -> str:
+    """The summary as plain text, no line wider than `width` (default: the terminal's, which
+    honours `COLUMNS`): a cell wraps inside its column, a word wider than it is folded."""
+    v = build_view(report)
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=max(width or terminal_width(), MIN_WIDTH),
+        no_color=True,
+        color_system=None,
+        force_terminal=False,
+        force_jupyter=False,
+        force_interactive=False,
+        highlight=False,
+        emoji=False,
+        markup=False,
+        soft_wrap=False,
+        legacy_windows=False,
+    )
+    for part in [*_head(v), *_body(report, v)]:
+        console.print(part)
+    # rich pads each table line to the table's width: trailing spaces only
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    return _CONTROL.sub("?", "\n".join(lines))

@@ -57,6 +57,18 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         f"({_int(n, 'free')} free): threads that wait on descheduled ones make the timings "
         "slow and noisy"
     ),
+    # the replicated protocol
+    "blocks_dropped": lambda n: (
+        f"{n.subject}: {_int(n, 'blocks')} timed block(s) dropped because it compiled during "
+        f"them (a recompile or a cache miss): {n.detail}"
+    ),
+    "processes_disagree": lambda n: (
+        f"{n.subject}: its {_int(n, 'processes')} processes still disagree after one more wave "
+        f"(range {_pct(_num(n, 'spread'))} of the median"
+        + (", against the default mode of the same wave" if _num(n, "paired") else "")
+        + "): its number is the median of processes that behave differently; rerun it on a "
+        "quieter machine before acting on it"
+    ),
     # data-parallel ranks
     "ranks_disagree": lambda n: (
         f"the ranks measured different things before {n.subject} (a rank's mode failed, or "

@@ -56,6 +56,7 @@ FIX_WORDS = {
 
 VERDICT_REASONS = {
     "below_noise": "within noise",
+    "no_effect": "no measurable effect",
     "below_share": "small",
     "never_ran": "never ran",
     "ddp": "DDP's own",
@@ -71,6 +72,17 @@ def verdict_label(d: Decision) -> str:
         # The rewrite is of the library's line, not of the user's call: the same as its action.
         return "rewrite (library change)"
     return d.verdict
+
+
+def _no_effect_why(d: Decision, amount: str) -> str:
+    measured = _ms(d.measured_ms) if d.measured_ms is not None else "-"
+    if d.measured_ci_ms is not None:
+        measured += f" [{_ms(d.measured_ci_ms[0])}, {_ms(d.measured_ci_ms[1])}]"
+    return (
+        f"{amount}; its what-if measured {measured} ms/call: no measurable effect (the 95% "
+        "interval reaches zero or the saving is under the minimum effect, --min-effect), so "
+        "it is not acted on"
+    )
 
 
 def why(entry: BreakEntry, report: Report) -> str:
@@ -96,6 +108,8 @@ def why(entry: BreakEntry, report: Report) -> str:
             f"{amount} is below {_pct(d.threshold_ms / step if step else None)} of the "
             f"{_ms(step)} ms step ({_ms(d.threshold_ms)} ms)"
         )
+    elif d.reason == "no_effect":
+        verdict = _no_effect_why(d, amount)
     elif d.reason == "below_noise":
         verdict = (
             f"{amount} is within the measurement noise ({_ms(d.noise_ms)} ms): it cannot be "
@@ -179,7 +193,7 @@ def what_if_line(w: WhatIf) -> str:
         return (
             f"`{w.setting}({w.knob})` (the same compiled code, guards not evaluated): "
             f"{_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving {_ms(w.saving_ms)} ms, "
-            f"95% CI {ci}; matches eager: {match}; {w.rounds} rounds, interleaved"
+            f"95% CI {ci}; matches eager: {match}; {_rests_on(w, 'interleaved')}"
         )
     removed = f"removes {len(w.removed)} of {len(w.targets)} targeted break(s)"
     if w.kind == "setting" and not w.targets:
@@ -190,8 +204,20 @@ def what_if_line(w: WhatIf) -> str:
     return (
         f"{actions.what_if_label(w)}: {_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving "
         f"{_ms(w.saving_ms)} ms, 95% CI {ci}; {removed}; matches eager: {match}{_diffs(w)}; "
-        f"{w.rounds} rounds, {timing}"
+        f"{_rests_on(w, timing)}"
         + ("; the medians' 95% intervals did not reach the target" if w.target_met is False else "")
+    )
+
+
+def _rests_on(w: WhatIf, timing: str) -> str:
+    """How many processes and rounds the what-if's numbers rest on."""
+    rep = w.replication
+    if rep is None:
+        return f"{w.rounds} rounds, {timing}"
+    paired = len(w.process_savings_ms)
+    return (
+        f"{rep.processes} processes x {rep.rounds} rounds, interleaved with the other arms; "
+        f"saving paired with the default mode over {paired} wave(s)"
     )
 
 
@@ -259,6 +285,14 @@ def action_title(action: Action, report: Report, display: Display) -> str:
     title = actions.action_title(action, report, display)
     note = actions.numerics_note(action)
     return f"{title} ({note})" if note else title
+
+
+def action_parts(action: Action, report: Report, display: Display) -> tuple[str, tuple[str, ...]]:
+    """`action_title` in its parts: the short title, then its caveat and its numerics note,
+    which the console shows each on a line of its own."""
+    title = actions.action_title_parts(action, report, display)
+    notes = (title.caveat, actions.numerics_note(action))
+    return title.head, tuple(n for n in notes if n)
 
 
 def headline(report: Report) -> str | None:

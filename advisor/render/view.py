@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-from advisor.core.model import ModeResult, Report
+from advisor.core.model import Action, LatencyStats, ModeResult, Report
 from advisor.core.paths import common_folder, display_path
 from advisor.render import prose, ranks
 from advisor.render.alerts import alerts
@@ -31,12 +31,23 @@ MEMORY_METHODS = {
 
 @dataclass(frozen=True)
 class ActionView:
+    """One action. `title` is what to do, short; `notes` are its caveat and numerics remark.
+    The console shows the notes on lines of their own, Markdown and HTML in the title's cell
+    (`full_title`). The saving is in parts (value, interval, share of the step) for the same
+    reason: a narrow column breaks it between them."""
+
     rank: int
     title: str
     kind: str
-    saving: str
+    saving_parts: tuple[str, ...]
     measured: bool
     breaks: str
+    notes: tuple[str, ...] = ()
+    full_title: str = ""
+
+    @property
+    def saving(self) -> str:
+        return " ".join(self.saving_parts)
 
 
 @dataclass(frozen=True)
@@ -107,7 +118,7 @@ def build_view(report: Report) -> ReportView:
     wl = report.workload
     params = "".join(f" {k}={v}" for k, v in wl.params)
     return ReportView(
-        title=wl.name,
+        title=wl.name + _protocol_mark(report),
         target=f"{wl.target}{params}",
         environment=_environment(report),
         measured=report.created_at
@@ -188,6 +199,15 @@ def _recompile_rows(report: Report) -> tuple[tuple[str, ...], ...]:
     )
 
 
+QUICK_MARK = " (quick protocol: every arm in one process, not replicated)"
+
+
+def _protocol_mark(report: Report) -> str:
+    """The report's first line says when its numbers rest on one process (`--quick`)."""
+    quick = report.settings.protocol == "quick" and not report.settings.isolate
+    return QUICK_MARK if quick and report.settings.ranks <= 1 else ""
+
+
 def _environment(report: Report) -> str:
     env, wl = report.environment, report.workload
     text = (
@@ -201,6 +221,8 @@ def _environment(report: Report) -> str:
 
 def _harness(report: Report) -> str:
     st = report.settings
+    if st.protocol == "replicated" and st.ranks <= 1:
+        return _replicated_harness(report)
     rounds = (
         f"at least {st.repeats} interleaved rounds, then more until each median's 95% interval "
         f"is within ±{st.target_ci * 100:g}% of it"
@@ -228,6 +250,27 @@ def _harness(report: Report) -> str:
     return text
 
 
+def _replicated_harness(report: Report) -> str:
+    """What each compared number rests on: processes per arm and rounds per process."""
+    st = report.settings
+    threads = f", {st.threads} thread(s) pinned" if st.threads else ""
+    default = report.mode("default")
+    rep = default.latency.replication if default and default.latency else None
+    rests = (
+        f"; the default mode: {rep.processes} processes x {rep.rounds} rounds"
+        if rep is not None
+        else ""
+    )
+    return (
+        f"replicated: every arm (mode, what-if) in {st.processes} fresh worker processes of its "
+        f"own, one per wave, the arms of a wave timed {st.repeats} interleaved rounds (order "
+        f"rotating); {st.warmup} warm-up calls, blocks of at least {st.min_block_s * 1e3:g} ms"
+        f"{threads}; intervals across processes, savings paired by wave; a measured saving "
+        f"must reach {st.min_effect * 100:g}% of the step{rests}; the profile ran in a process "
+        "of its own"
+    )
+
+
 def speedup(report: Report, mode: ModeResult) -> float | None:
     eager = report.mode("eager")
     if eager is None or eager.latency is None or mode.latency is None:
@@ -250,7 +293,7 @@ def _mode_row(report: Report, mode: ModeResult) -> tuple[str, ...]:
         fmt_ms(lat.median_ms) if lat else "-",
         spread,
         f"±{fmt_pct(lat.relative_ci)}{target[lat.target_met]}" if lat and lat.ci_ms else "-",
-        str(lat.n) if lat else "-",
+        _blocks(lat) if lat else "-",
         f"{up:.2f}x" if up else "-",
         fmt_bytes(mode.peak_memory_bytes),
         str(mode.recompiles) if mode.status == "ok" else "-",
@@ -258,24 +301,49 @@ def _mode_row(report: Report, mode: ModeResult) -> tuple[str, ...]:
     )
 
 
-def _action_view(rank: int, action, report: Report, display: Display) -> ActionView:  # type: ignore[no-untyped-def]
-    if action.saving_ms is None:
-        saving = f"compile time {fmt_s(action.compile_s)} s" if action.compile_s else "-"
-    else:
-        saving = f"{fmt_ms(action.saving_ms)} ms/call"
-        if action.saving_ci_ms:
-            low, high = action.saving_ci_ms
-            saving += f" [{fmt_ms(low)}, {fmt_ms(high)}]"
-        if report.ledger and report.ledger.step_ms:
-            saving += f" ({fmt_pct(action.saving_ms / report.ledger.step_ms)} of the step)"
+def _blocks(lat: LatencyStats) -> str:
+    """The timed blocks; replicated, as processes x rounds (the fewest of any process)."""
+    rep = lat.replication
+    return f"{rep.processes}x{rep.rounds}" if rep is not None else str(lat.n)
+
+
+def _action_view(rank: int, action: Action, report: Report, display: Display) -> ActionView:
+    title, notes = prose.action_parts(action, report, display)
     return ActionView(
         rank,
-        prose.action_title(action, report, display),
+        title,
         action.kind,
-        saving,
+        _saving_parts(action, report),
         action.measured,
         ", ".join(action.breaks),
+        notes,
+        prose.action_title(action, report, display),
     )
+
+
+def _saving_parts(action: Action, report: Report) -> tuple[str, ...]:
+    if action.saving_ms is None:
+        return (f"compile time {fmt_s(action.compile_s)} s",) if action.compile_s else ("-",)
+    step = report.ledger.step_ms if report.ledger else None
+    if not action.measurable:
+        return (_no_effect_text(action, step),)
+    parts = [f"{fmt_ms(action.saving_ms)} ms/call"]
+    if action.saving_ci_ms:
+        low, high = action.saving_ci_ms
+        parts.append(f"[{fmt_ms(low)}, {fmt_ms(high)}]")
+    if report.ledger and report.ledger.step_ms:
+        parts.append(f"({fmt_pct(action.saving_ms / report.ledger.step_ms)} of the step)")
+    if action.processes:
+        parts.append(f"({action.processes} processes)")
+    return tuple(parts)
+
+
+def _no_effect_text(action: Action, step_ms: float | None) -> str:
+    """ "no measurable effect (+-x%)": the interval's half-width, as a share of the step."""
+    if not action.saving_ci_ms or not step_ms:
+        return "no measurable effect"
+    low, high = action.saving_ci_ms
+    return f"no measurable effect (+-{fmt_pct((high - low) / 2 / step_ms)})"
 
 
 _TERM_LABELS = {
@@ -402,7 +470,7 @@ def break_rows(view: ReportView) -> list[tuple[str, ...]]:
 
 def action_rows(view: ReportView) -> list[tuple[str, ...]]:
     return [
-        (str(a.rank), a.title, a.saving, "measured" if a.measured else "estimated", a.breaks)
+        (str(a.rank), a.full_title, a.saving, "measured" if a.measured else "estimated", a.breaks)
         for a in view.actions
     ]
 

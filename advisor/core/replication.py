@@ -1,0 +1,154 @@
+"""Statistics of the replicated protocol (no torch): numbers from several worker processes per
+arm, the arms of one wave timed round by round.
+
+pyperf's model: a process has state of its own (where its code and data landed in memory, what
+its allocator and caches did, how Inductor's compile of that process went) that interleaving
+inside the process cannot cancel, so values come from several processes and the interval from
+the spread between them. Here an arm's number is the median of its processes' medians, with a
+95% t-interval over them; a saving pairs each wave's variant process with the default mode's
+process of the same wave (timed in the same rounds, so the machine's drift cancels) and takes
+the t-interval of the per-wave savings. With P processes the interval has P - 1 degrees of
+freedom: few processes give a wide interval, which is what a rerun would show.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# Processes disagree when the range of their values is more than this share of the median
+# (after the re-measured wave): docs/measurement.md gives the spread measured on this machine.
+DISAGREE_SPREAD = 0.25
+
+
+def median(values: Sequence[float]) -> float:
+    return float(np.median(np.asarray(values, dtype=float)))
+
+
+def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """A t-interval of the mean of `values` (None with fewer than two)."""
+    from scipy.stats import t
+
+    n = len(values)
+    if n < 2:
+        return None
+    data = np.asarray(values, dtype=float)
+    centre = float(data.mean())
+    half = float(t.ppf((1 + confidence) / 2, n - 1)) * float(data.std(ddof=1)) / math.sqrt(n)
+    return centre - half, centre + half
+
+
+def process_medians(per_process: Sequence[Sequence[float]]) -> list[float]:
+    return [median(p) for p in per_process if len(p)]
+
+
+def arm_median(per_process: Sequence[Sequence[float]]) -> float:
+    """The median of the processes' medians."""
+    medians = process_medians(per_process)
+    if not medians:
+        raise ValueError("an arm with no timed process")
+    return median(medians)
+
+
+def arm_interval(per_process: Sequence[Sequence[float]]) -> tuple[float, float] | None:
+    """95% interval of the arm's level across processes."""
+    return t_interval(process_medians(per_process))
+
+
+def spread(values: Sequence[float]) -> float:
+    """Range over median: how far apart the processes are."""
+    if len(values) < 2:
+        return 0.0
+    centre = median(values)
+    return (max(values) - min(values)) / centre if centre > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class PairedSaving:
+    """baseline - variant per call, from the waves where both were timed."""
+
+    saving_ms: float
+    ci_ms: tuple[float, float] | None
+    share: float  # of the baseline's median
+    share_ci: tuple[float, float] | None
+    per_wave_ms: tuple[float, ...]  # each wave's saving, in the baseline's overall frame
+    waves: int
+
+
+def wave_medians(per_wave: Sequence[Sequence[float]]) -> dict[int, float]:
+    """Each timed wave's median, by wave index."""
+    return {i: median(p) for i, p in enumerate(per_wave) if len(p)}
+
+
+def wave_shares(
+    baseline: Sequence[Sequence[float]], variant: Sequence[Sequence[float]]
+) -> list[float]:
+    """1 - median(variant) / median(baseline), wave by wave (waves missing either are left
+    out): a share, so that a wave on a slower stretch of the machine counts like the others."""
+    return shares_of(wave_medians(baseline), wave_medians(variant))
+
+
+def shares_of(baseline: dict[int, float], variant: dict[int, float]) -> list[float]:
+    """The per-wave shares from wave medians (the waves both have)."""
+    waves = sorted(set(baseline) & set(variant))
+    return [1.0 - variant[w] / baseline[w] for w in waves if baseline[w] > 0]
+
+
+def paired_saving(
+    baseline: Sequence[Sequence[float]], variant: Sequence[Sequence[float]]
+) -> PairedSaving:
+    """The variant's saving against the baseline timed in the same waves: the mean per-wave
+    share (with its t-interval) times the baseline arm's median."""
+    return paired_from_medians(wave_medians(baseline), wave_medians(variant))
+
+
+def paired_from_medians(baseline: dict[int, float], variant: dict[int, float]) -> PairedSaving:
+    """`paired_saving` from wave medians alone (what a saved record keeps)."""
+    shares = shares_of(baseline, variant)
+    if not shares:
+        raise ValueError("no wave timed both the baseline and the variant")
+    level = median(list(baseline.values()))
+    share = float(np.mean(shares))
+    share_ci = t_interval(shares)
+    ci = (share_ci[0] * level, share_ci[1] * level) if share_ci is not None else None
+    return PairedSaving(
+        saving_ms=share * level,
+        ci_ms=ci,
+        share=share,
+        share_ci=share_ci,
+        per_wave_ms=tuple(s * level for s in shares),
+        waves=len(shares),
+    )
+
+
+def relative_levels(
+    arm: Sequence[Sequence[float]], reference: Sequence[Sequence[float]] | None
+) -> list[float]:
+    """The arm's process medians, each over the reference's in the same wave where there is
+    one (the drift between waves cancels): what the disagreement check reads."""
+    if reference is None:
+        return process_medians(arm)
+    return [1.0 - s for s in wave_shares(reference, arm)]
+
+
+def disagrees(
+    arm: Sequence[Sequence[float]],
+    reference: Sequence[Sequence[float]] | None,
+    limit: float = DISAGREE_SPREAD,
+) -> bool:
+    """Whether the arm's processes are further apart than the noise model allows."""
+    return spread(relative_levels(arm, reference)) > limit
+
+
+def measurable(
+    saving_ms: float | None, ci_ms: tuple[float, float] | None, min_effect_ms: float
+) -> bool:
+    """A saving counts as measured when its 95% interval lies above zero and it reaches the
+    minimum effect (`Settings.min_effect` of the step, in ms); otherwise it is "no measurable
+    effect"."""
+    if saving_ms is None or ci_ms is None:
+        return False
+    return ci_ms[0] > 0 and saving_ms >= min_effect_ms

@@ -1,0 +1,111 @@
+"""One worker process of the replicated protocol: it builds one arm and times blocks of it on the
+parent's word (`advisor.measure.replicate` drives the workers round by round).
+
+Messages on the connection (pickled tuples):
+- worker -> parent, once: ("built", Built)
+- parent -> worker: ("block", number) -> worker: ("timed", seconds, new_compiles, error)
+- parent -> worker: ("stop",) and the worker exits.
+
+The worker builds with every CPU the parent could use (compiles of a wave run side by side) and
+pins itself to the parent's timing CPUs before its first block; only one worker times at a time,
+the others wait on their connection. The workload's stdout goes to /dev/null (its prints still
+run and cost what they cost); its stderr is kept. faulthandler writes the Python stack to a file
+the parent names on a fatal signal, so a crash says where it was (not a stack on the terminal).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import json
+import os
+import sys
+from typing import Any
+
+from advisor.core.errors import AdvisorError, first_line
+from advisor.measure import arms, torch_adapter
+from advisor.measure.quiet import muted_dynamo_warnings
+from advisor.measure.timing import timer_for
+from advisor.measure.workload import load_target
+
+
+def serve(
+    conn: Any,
+    task: arms.ArmTask,
+    build_cpus: tuple[int, ...],
+    time_cpus: tuple[int, ...],
+    faults_path: str = "",
+) -> None:
+    """The worker's life: build, then answer the parent until it says stop. A fatal signal
+    writes the Python stack to `faults_path` (the parent names where it died from it)."""
+    if faults_path:
+        # kept open for the life of the process: faulthandler writes to its descriptor
+        faulthandler.enable(open(faults_path, "w"), all_threads=False)
+    else:
+        faulthandler.enable(all_threads=False)
+    _silence_stdout()
+    _set_affinity(build_cpus)
+    import torch
+
+    if task.settings.threads is not None:
+        # before any compile: Dynamo guards on the thread count
+        torch.set_num_threads(task.settings.threads)
+    with muted_dynamo_warnings():
+        live = _build(task)
+        conn.send(("built", live.built))
+        if live.call is None:
+            return
+        _set_affinity(time_cpus)
+        _answer(conn, live, task.device)
+
+
+def _build(task: arms.ArmTask) -> arms.Live:
+    try:
+        workload = load_target(task.target, task.device, json.loads(task.params_json))
+        return arms.build(task, workload)
+    except AdvisorError as exc:
+        return arms.Live(arms.Built(error=str(exc)), None)
+    except Exception as exc:  # an advisor bug in a worker: the arm fails, the run goes on
+        return arms.Live(arms.Built(error=f"{type(exc).__name__}: {first_line(exc)}"), None)
+
+
+def _answer(conn: Any, live: arms.Live, device: str) -> None:
+    timer = timer_for(device)
+    call = live.call
+    assert call is not None
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:  # the parent went away
+            return
+        if message[0] != "block":
+            return
+        before = live.compiles()
+        try:
+            elapsed = timer.time_block(call, int(message[1]))
+        except Exception as exc:
+            conn.send(("timed", 0.0, 0, f"{type(exc).__name__}: {first_line(exc)}"))
+            return
+        conn.send(("timed", elapsed, live.compiles() - before, None))
+
+
+def _silence_stdout() -> None:
+    """The workload's prints go to /dev/null: the parent's terminal is not theirs."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stdout.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _set_affinity(cpus: tuple[int, ...]) -> None:
+    if cpus:
+        with contextlib.suppress(AttributeError, OSError):
+            os.sched_setaffinity(0, cpus)
+
+
+def preload() -> None:
+    """What the fork server imports once, so each worker starts with torch imported."""
+    import torch  # noqa: F401
+
+    torch_adapter.torch_version()

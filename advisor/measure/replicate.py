@@ -1,0 +1,292 @@
+"""The parent side of the replicated protocol: waves of worker processes, one per arm, timed
+round by round.
+
+A wave starts one worker per arm (`advisor.measure.arm_worker`; at most as many building at
+once as there are CPUs to build on), waits until each has built its arm, then times `rounds`
+rounds: in each round every arm times one block, the order rotating by round and by wave, so
+the machine's drift hits every arm alike. Then the workers stop and the next wave starts fresh
+processes. Each arm so gets one process per wave, and the spread between processes enters
+its interval (`advisor.core.replication`).
+
+Pathologies are caught, not averaged: a block during which the arm compiled anything (a
+recompile, a cache miss) is dropped with its reason; an arm whose processes disagree beyond the
+noise model gets one more wave (with the default mode's arm, its baseline) and is flagged if
+they still disagree. A worker that crashes, hangs past the timeout or fails to build fails the
+arm when it happens in the first wave, and costs that wave otherwise.
+
+Workers come from a fork server that has imported torch once (`multiprocessing`'s
+"forkserver" start method, where the platform has it, else "spawn"): each process is fresh (no
+compiled state, nothing of the parent's), without paying torch's import again.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from advisor.core import replication
+from advisor.core.model import ModeError
+from advisor.measure import arm_worker
+from advisor.measure.arms import ArmTask, Built
+from advisor.measure.isolate import crash_error
+
+Progress = Callable[[str], None]
+BASELINE = "default"
+
+
+@dataclass
+class ArmRecord:
+    """What the waves measured of one arm."""
+
+    task: ArmTask
+    builds: list[Built] = field(default_factory=list)  # the built report of each wave's worker
+    samples: list[list[float]] = field(default_factory=list)  # per wave: ms per call, kept blocks
+    dropped: list[str] = field(default_factory=list)
+    failure: Built | ModeError | None = None  # the first wave could not build or time it
+    remeasured: bool = False
+    disagree: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.task.arm.label
+
+    @property
+    def timed(self) -> list[list[float]]:
+        return [s for s in self.samples if s]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many processes per arm and rounds per process; the CPUs to build and to time on."""
+
+    waves: int
+    rounds: int
+    timeout_s: float | None = None
+    build_cpus: tuple[int, ...] = ()
+    time_cpus: tuple[int, ...] = ()
+    budget_s: float = 30.0  # timed seconds per wave, at most (rounds are cut to fit)
+    faults_dir: str = ""  # where each worker's faulthandler writes its stack on a crash
+
+
+@dataclass
+class _Worker:
+    record: ArmRecord
+    process: Any
+    conn: Connection
+    wave: int
+
+
+def context() -> Any:
+    """The fork server (torch preloaded) where there is one, else spawn."""
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["advisor.measure.arm_worker"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def measure_arms(tasks: list[ArmTask], plan: Plan, progress: Progress) -> dict[str, ArmRecord]:
+    """Every arm over `plan.waves` waves, plus one more wave for arms whose processes disagree."""
+    with tempfile.TemporaryDirectory(prefix="advisor-arms-") as faults:
+        return _waves(tasks, replace(plan, faults_dir=faults), progress)
+
+
+def _waves(tasks: list[ArmTask], plan: Plan, progress: Progress) -> dict[str, ArmRecord]:
+    records = {t.arm.label: ArmRecord(t) for t in tasks}
+    for wave in range(plan.waves):
+        if not _alive(records):
+            break  # every arm failed in the first wave: nothing more to time
+        progress(f"wave {wave + 1} of {plan.waves}: {len(_alive(records))} arms, one process each")
+        _wave(list(_alive(records).values()), wave, plan)
+    again = [r for r in _alive(records).values() if _disagrees(r, records)]
+    if again:
+        progress(f"re-measuring {', '.join(r.label for r in again)}: its processes disagree")
+        baseline = records.get(BASELINE)
+        wave_arms = again + ([baseline] if baseline and baseline not in again else [])
+        _wave(wave_arms, plan.waves, plan)
+        for record in again:
+            record.remeasured = True
+            record.disagree = _disagrees(record, records)
+    return records
+
+
+def _alive(records: dict[str, ArmRecord]) -> dict[str, ArmRecord]:
+    return {k: r for k, r in records.items() if r.failure is None}
+
+
+def _disagrees(record: ArmRecord, records: dict[str, ArmRecord]) -> bool:
+    baseline = records.get(BASELINE)
+    if record.label == BASELINE or baseline is None or baseline.failure is not None:
+        return replication.disagrees(record.timed, None)
+    # pair wave by wave with the baseline: the same waves, so index by wave
+    return replication.disagrees(record.samples, baseline.samples)
+
+
+def _wave(arms: list[ArmRecord], wave: int, plan: Plan) -> None:
+    for record in arms:
+        while len(record.samples) <= wave:
+            record.samples.append([])
+    workers = _start_all(arms, wave, plan)
+    try:
+        _time_rounds(workers, wave, plan)
+    finally:
+        for worker in workers:
+            _stop(worker)
+
+
+def _start_all(arms: list[ArmRecord], wave: int, plan: Plan) -> list[_Worker]:
+    """Start a worker per arm, at most as many building at once as there are build CPUs, and
+    return those whose arm is ready to time."""
+    ctx = context()
+    pending = list(arms)
+    building: list[_Worker] = []
+    ready: list[_Worker] = []
+    slots = max(1, len(plan.build_cpus) or 1)
+    while pending or building:
+        while pending and len(building) < slots:
+            building.append(_spawn(ctx, pending.pop(0), wave, plan))
+        done = wait([w.conn for w in building], timeout=plan.timeout_s)
+        if not done:  # nobody reported within the timeout: the oldest builder is stuck
+            _fail(building.pop(0), ModeError("Timeout", _timeout_text(plan, "building")))
+            continue
+        for worker in [w for w in building if w.conn in done]:
+            building.remove(worker)
+            if _receive_built(worker, plan):
+                ready.append(worker)
+    return ready
+
+
+def _spawn(ctx: Any, record: ArmRecord, wave: int, plan: Plan) -> _Worker:
+    parent, child = ctx.Pipe()
+    task = record.task
+    if record.builds and record.builds[0].number:
+        # every process times alike; peak memory is the first process's (the profiler run
+        # it takes costs seconds per worker, and memory does not drift like time)
+        task = replace(task, number=record.builds[0].number, memory=False)
+    process = ctx.Process(
+        target=arm_worker.serve,
+        args=(child, task, plan.build_cpus, plan.time_cpus, _faults_file(plan, record, wave)),
+        name=f"advisor-arm-{record.label}",
+        daemon=True,
+    )
+    process.start()
+    child.close()
+    return _Worker(record, process, parent, wave)
+
+
+def _receive_built(worker: _Worker, plan: Plan) -> bool:
+    try:
+        _kind, built = worker.conn.recv()
+    except (EOFError, OSError):
+        worker.process.join(timeout=5)
+        _fail(worker, _crash(worker, plan))
+        return False
+    record = worker.record
+    record.builds.append(built)
+    if not built.ready:
+        _fail(worker, built)
+        return False
+    return True
+
+
+def _faults_file(plan: Plan, record: ArmRecord, wave: int) -> str:
+    if not plan.faults_dir:
+        return ""
+    return os.path.join(plan.faults_dir, f"wave{wave}-arm{id(record)}.txt")
+
+
+def _crash(worker: _Worker, plan: Plan) -> ModeError:
+    """How the worker died, and where it was (its faulthandler's innermost frame)."""
+    code = worker.process.exitcode
+    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited ({code})"
+    path = _faults_file(plan, worker.record, worker.wave)
+    stack = Path(path).read_text(errors="replace") if path and os.path.exists(path) else ""
+    return crash_error(f"{how} before it reported", stack)
+
+
+def _fail(worker: _Worker, why: Built | ModeError) -> None:
+    """The worker is gone: in the first wave the arm fails with `why`; later, only that wave."""
+    _stop(worker, kill=True)
+    record = worker.record
+    if not any(record.timed):
+        record.failure = why
+    else:
+        record.dropped.append(f"process {worker.wave + 1}: {_why_text(why)}")
+
+
+def _why_text(why: Built | ModeError) -> str:
+    if isinstance(why, ModeError):
+        return f"{why.type}: {why.message}"
+    return why.error or "failed to build"
+
+
+def _time_rounds(workers: list[_Worker], wave: int, plan: Plan) -> None:
+    live = list(workers)
+    started = time.perf_counter()
+    for round_index in range(plan.rounds):
+        shift = (round_index + wave) % max(1, len(live))
+        for worker in live[shift:] + live[:shift]:
+            if not _block(worker, round_index, plan):
+                live.remove(worker)
+        elapsed = time.perf_counter() - started
+        rounds_done = round_index + 1
+        if rounds_done >= MIN_ROUNDS and elapsed * (rounds_done + 1) / rounds_done > plan.budget_s:
+            break  # the next round would pass this wave's budget
+        if not live:
+            break
+
+
+MIN_ROUNDS = 5  # a process median needs a few blocks whatever the budget
+
+
+def _block(worker: _Worker, round_index: int, plan: Plan) -> bool:
+    record = worker.record
+    number = record.builds[-1].number
+    try:
+        worker.conn.send(("block", number))
+        if not worker.conn.poll(plan.timeout_s or BLOCK_TIMEOUT_S):
+            _fail(worker, ModeError("Timeout", "a timed block did not finish in time"))
+            return False
+        _, seconds, compiles, error = worker.conn.recv()
+    except (EOFError, OSError, BrokenPipeError):
+        _fail(worker, _crash(worker, plan))
+        return False
+    if error:
+        _fail(worker, ModeError("Error", f"failed while timed: {error}"))
+        return False
+    if compiles:
+        record.dropped.append(
+            f"process {worker.wave + 1}, block {round_index + 1}: compiled {compiles} new "
+            "graph(s) while timed"
+        )
+        return True
+    record.samples[worker.wave].append(seconds / number * 1e3)
+    return True
+
+
+BLOCK_TIMEOUT_S = 600.0  # a block that takes this long without --timeout: the worker hangs
+
+
+def _stop(worker: _Worker, kill: bool = False) -> None:
+    if not kill:
+        try:
+            worker.conn.send(("stop",))
+        except (OSError, BrokenPipeError):
+            pass
+        worker.process.join(timeout=10)
+    if worker.process.is_alive():
+        worker.process.kill()
+        worker.process.join(timeout=10)
+    worker.conn.close()
+
+
+def _timeout_text(plan: Plan, what: str) -> str:
+    return f"timed out after {plan.timeout_s:g} s while {what} (process killed)"

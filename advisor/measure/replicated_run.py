@@ -1,0 +1,240 @@
+"""`advisor run` with the replicated protocol (the default): measure a target as a plan of arms,
+each arm in worker processes of its own, and collect the measurements.
+
+1. **Profile process**: one process (`advisor.measure.isolated_worker`, task "default") compiles
+   the default mode under the capture and profiles it: attribution needs one trace. Its capture
+   gives the plan. Its own timing is not used for any compared number.
+2. **Plan**: the arms to compare: the modes (eager, default, fullgraph), each what-if the
+   capture calls for (`advisor.measure.stages.what_if_plan`) and guard evaluation skipped.
+3. **Arms**: `advisor.measure.replicate.measure_arms` runs the waves (one process per arm per
+   wave, rounds interleaved).
+4. **Collected**: each arm's numbers become the usual records (`ModeResult`, `WhatIf`) with a
+   `Replication` beside them; a what-if's saving is paired with the default arm wave by wave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import replace
+
+from advisor.core import replication
+from advisor.core.artifacts import Capture, Measurements, WorkerEnvironment
+from advisor.core.errors import AdvisorError
+from advisor.core.model import LatencyStats, ModeError, ModeResult, Note, Replication, WhatIf
+from advisor.core.stats import latency_stats
+from advisor.measure import environment
+from advisor.measure.arms import GUARDS_ARM, Arm, ArmTask, mode_arm, what_if_arm
+from advisor.measure.cpus import pinned
+from advisor.measure.environment import cpu_affinity
+from advisor.measure.harness import MODE_ORDER
+from advisor.measure.isolate import Task, TaskResult, params_json, run_task
+from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, fitted, workload_info
+from advisor.measure.replicate import BASELINE, ArmRecord, Plan, measure_arms
+from advisor.measure.stages import what_if_plan
+from advisor.measure.workload import find_factory
+
+
+def measure_replicated(options: RunOptions, device: str, progress: Progress) -> Measurements:
+    """Profile once, then every arm replicated. Ctrl-C raises `MeasureInterrupted` with the
+    profile's record (the arms' partial waves are not a number)."""
+    find_factory(options.target)  # bad targets fail here, in seconds
+    options, notes = fitted(options)
+    started, created = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    progress("profiling the default mode in a process of its own (capture and trace)...")
+    profile = _profile(options, device)
+    info = workload_info(profile.name or options.target, options, device)
+    base = Measurements(
+        workload=info,
+        environment=profile.environment or environment.unknown(),
+        settings=options.settings,
+        capture=profile.capture or Capture(),
+        trace=profile.trace,
+        notes=(*notes, *profile.notes),
+        workers=(WorkerEnvironment("profile", profile.environment),) if profile.environment else (),
+        created_at=created,
+    )
+    arms = planned_arms(options, base.capture, profile.mode)
+    try:
+        records = _measure(arms, options, device, base.capture, progress)
+    except KeyboardInterrupt:
+        raise MeasureInterrupted(replace(base, incomplete=True)) from None
+    modes, what_ifs, more = collected(records, options)
+    _eager_must_run(modes)
+    return replace(
+        base,
+        modes=modes,
+        what_ifs=what_ifs,
+        notes=(*base.notes, *more),
+        wall_s=time.perf_counter() - started,
+    )
+
+
+def _eager_must_run(modes: tuple[ModeResult, ...]) -> None:
+    """A workload whose eager arm failed in its own process (a crash, a hang, an exception)
+    is bad input, as in the quick protocol: nothing compiled can be compared with it."""
+    eager = next((m for m in modes if m.mode == "eager"), None)
+    if eager is None or eager.status == "ok":
+        return
+    why = f"{eager.error.type}: {eager.error.message}" if eager.error else "no result"
+    raise AdvisorError(f"the workload fails in eager mode, in a process of its own ({why})")
+
+
+def _profile(options: RunOptions, device: str) -> TaskResult:
+    settings = dataclasses.replace(options.settings, what_if=False)  # guards: an arm of its own
+    task = Task("default", options.target, params_json(options.params), device, settings)
+    outcome = run_task(task, settings.timeout_s)
+    if isinstance(outcome, ModeError):
+        failed = ModeResult("default", "failed", error=outcome)
+        return TaskResult(mode=failed)
+    if outcome.error:
+        raise AdvisorError(outcome.error)  # bad input, e.g. the workload fails in eager mode
+    return outcome
+
+
+def planned_arms(options: RunOptions, capture: Capture, default: ModeResult | None) -> list[Arm]:
+    """The modes asked for, then (the default mode compiled and what-ifs asked for) each
+    what-if the capture calls for and guard evaluation skipped."""
+    arms = [mode_arm(m) for m in MODE_ORDER if m in options.modes or m == "eager"]
+    if not options.settings.what_if or default is None or default.status != "ok":
+        return arms
+    arms += [what_if_arm(p) for p in what_if_plan(capture.sites)]
+    return [*arms, GUARDS_ARM]
+
+
+def _measure(
+    arms: list[Arm], options: RunOptions, device: str, capture: Capture, progress: Progress
+) -> dict[str, ArmRecord]:
+    settings = options.settings
+    pj = params_json(options.params)
+    tasks = [ArmTask(a, options.target, pj, device, settings, sites=capture.sites) for a in arms]
+    build_cpus = cpu_affinity()
+    with pinned(settings.threads) as cpus:
+        plan = Plan(
+            waves=settings.processes,
+            rounds=settings.repeats,
+            timeout_s=settings.timeout_s,
+            build_cpus=build_cpus,
+            time_cpus=cpus if settings.threads is not None else (),
+            budget_s=settings.budget_s / max(1, settings.processes),
+        )
+        return measure_arms(tasks, plan, progress)
+
+
+def collected(
+    records: dict[str, ArmRecord], options: RunOptions
+) -> tuple[tuple[ModeResult, ...], tuple[WhatIf, ...], tuple[Note, ...]]:
+    """The records of what the arms measured, and the notes of their pathologies."""
+    baseline = records.get(BASELINE)
+    modes = tuple(_mode_result(r) for r in records.values() if r.task.arm.kind == "mode")
+    what_ifs = tuple(_what_if(r, baseline) for r in records.values() if r.task.arm.kind != "mode")
+    notes: list[Note] = []
+    for record in records.values():
+        if record.dropped:
+            detail = "; ".join(record.dropped[:3]) + (" ..." if len(record.dropped) > 3 else "")
+            values = {"blocks": float(len(record.dropped))}
+            notes.append(Note("blocks_dropped", record.label, values=values, detail=detail))
+        if record.disagree:
+            level = replication.relative_levels(record.samples, _reference(record, baseline))
+            paired = float(_reference(record, baseline) is not None)
+            values = {
+                "spread": replication.spread(level),
+                "processes": float(len(level)),
+                "paired": paired,
+            }
+            notes.append(Note("processes_disagree", record.label, values=values))
+    return modes, what_ifs, tuple(notes)
+
+
+def _reference(record: ArmRecord, baseline: ArmRecord | None) -> list[list[float]] | None:
+    if record.label == BASELINE or baseline is None or baseline.failure is not None:
+        return None
+    return baseline.samples
+
+
+def _mode_result(record: ArmRecord) -> ModeResult:
+    mode = record.task.arm.mode
+    failure = record.failure
+    if isinstance(failure, ModeError):
+        return ModeResult(mode, "failed", error=failure)
+    if failure is not None:
+        if failure.mode is not None:
+            return failure.mode
+        return ModeResult(mode, "failed", error=ModeError("Error", failure.error or "no result"))
+    first = record.builds[0].mode
+    assert first is not None
+    return replace(first, latency=replicated_latency(record))
+
+
+def replicated_latency(record: ArmRecord) -> LatencyStats | None:
+    timed = record.timed
+    if not timed:
+        return None
+    pooled = [ms / 1e3 for process in timed for ms in process]
+    stats = latency_stats(pooled, record.builds[0].number)
+    return replace(
+        stats,
+        median_ms=replication.arm_median(timed),
+        ci_ms=replication.arm_interval(timed),
+        target_met=None,
+        replication=_replication(record),
+    )
+
+
+def _replication(record: ArmRecord) -> Replication:
+    timed = record.timed
+    return Replication(
+        processes=len(timed),
+        rounds=min(len(p) for p in timed),
+        process_medians_ms=tuple(replication.wave_medians(record.samples).values()),
+        waves=tuple(replication.wave_medians(record.samples)),
+        interval_ms=replication.arm_interval(timed),
+        first_call_s=tuple(b.first_call_s for b in record.builds if b.first_call_s is not None),
+        dropped=tuple(record.dropped),
+        remeasured=record.remeasured,
+        disagree=record.disagree,
+    )
+
+
+def _what_if(record: ArmRecord, baseline: ArmRecord | None) -> WhatIf:
+    failure = record.failure
+    plan = record.task.arm.plan
+    if failure is not None:
+        built = failure if not isinstance(failure, ModeError) else None
+        if built is not None and built.what_if is not None:
+            return built.what_if
+        why = f"{failure.type}: {failure.message}" if isinstance(failure, ModeError) else None
+        why = why or (built.error if built else None) or "no result"
+        if plan is not None:
+            return plan.failed(why)
+        return WhatIf(record.label, record.label, "guards", "failed", kind="guards", error=why)
+    record_ = record.builds[0].what_if
+    assert record_ is not None
+    if baseline is None or baseline.failure is not None or not baseline.timed:
+        return replace(record_, status="failed", error="the default mode was not timed")
+    return paired_what_if(record_, record, baseline)
+
+
+def paired_what_if(w: WhatIf, record: ArmRecord, baseline: ArmRecord) -> WhatIf:
+    """The what-if's record with its saving paired against the default arm, wave by wave."""
+    try:
+        saving = replication.paired_saving(baseline.samples, record.samples)
+    except ValueError:
+        return replace(w, status="failed", error="no wave timed both it and the default mode")
+    default_build = baseline.builds[0]
+    chars = (default_build.stdout_chars, record.builds[0].stdout_chars)
+    return replace(
+        w,
+        baseline_ms=replication.arm_median(baseline.timed),
+        variant_ms=replication.arm_median(record.timed),
+        saving_ms=saving.saving_ms,
+        saving_ci_ms=saving.ci_ms,
+        rounds=min(len(p) for p in record.timed),
+        target_met=None,
+        interleaved=True,
+        recompiled_while_timed=bool(record.dropped),
+        baseline_output=default_build.mode.output if default_build.mode else None,
+        stdout_chars=chars if None not in chars else None,  # type: ignore[arg-type]
+        replication=_replication(record),
+        process_savings_ms=saving.per_wave_ms,
+    )

@@ -1,0 +1,59 @@
+"""`advisor run` with the replicated protocol, end to end on a tiny target with a print break:
+every arm in fresh worker processes of its own, the numbers of each resting on processes x
+rounds, the what-ifs paired with the default arm wave by wave."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import inductor_cache_dir, run_cli
+
+
+@pytest.mark.inductor
+def test_every_arm_is_replicated_in_processes_of_its_own(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    own_claims = {"TMPDIR": str(tmp_path), "TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir()}
+    proc = run_cli(
+        "run",
+        "tests/targets/tiny.py:factory",
+        "--out",
+        str(out),
+        "--processes",
+        "2",
+        "--repeats",
+        "5",
+        "--threads",
+        "1",
+        "--profile-calls",
+        "5",
+        env={**own_claims, "COLUMNS": "200"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "wave 2 of 2" in proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["protocol"] == "replicated"
+    modes = {m["mode"]: m for m in report["modes"]}
+    for name in ("eager", "default"):
+        rep = modes[name]["latency"]["replication"]
+        # a third wave where some arm's processes disagreed (the default joins it: the
+        # baseline every arm is paired with)
+        waves = rep["processes"]
+        assert waves in (2, 3) and rep["rounds"] >= 5
+        assert rep["waves"] == list(range(waves)) and len(rep["first_call_s"]) == waves
+        low, high = modes[name]["latency"]["ci_ms"]
+        assert low <= modes[name]["latency"]["median_ms"] <= high
+    assert modes["fullgraph"]["status"] == "failed"  # the print breaks the graph
+    measured = [w for w in report["what_ifs"] if w["status"] == "measured"]
+    assert measured, report["what_ifs"]
+    for w in measured:
+        waves = w["replication"]["processes"]
+        assert waves == (3 if w["replication"]["remeasured"] else 2)
+        assert len(w["process_savings_ms"]) == waves
+        assert w["interleaved"] is True
+    assert "2x5" in proc.stdout  # the blocks column: processes x rounds
+    assert "quick protocol" not in proc.stdout
+    markdown = (out / "report.md").read_text()
+    assert "harness: replicated: every arm (mode, what-if) in 2 fresh worker processes" in markdown

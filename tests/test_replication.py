@@ -1,0 +1,105 @@
+"""The replicated protocol's statistics (`advisor.core.replication`) and how the judge uses
+them: intervals across processes, savings paired by wave, the minimum effect. No torch."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from advisor.core import replication
+from advisor.core.model import LatencyStats, Replication
+from advisor.judge.advise import advise
+from advisor.judge.attribute import attribute
+from advisor.judge.measured import mode_saving
+from tests.test_advise import break_capture, break_trace, mode, what_if
+
+
+def test_an_arm_is_the_median_of_its_process_medians_with_a_t_interval() -> None:
+    processes = [[1.0, 1.1, 0.9], [2.0, 2.0, 2.2], [1.5, 1.4, 1.6], [1.2, 1.2, 1.2]]
+    assert replication.process_medians(processes) == [1.0, 2.0, 1.5, 1.2]
+    assert replication.arm_median(processes) == pytest.approx(1.35)
+    low, high = replication.arm_interval(processes) or (0.0, 0.0)
+    # mean 1.425, sd 0.4349, t(0.975, 3) = 3.182: half-width 0.692
+    assert (low, high) == pytest.approx((1.425 - 0.692, 1.425 + 0.692), abs=1e-3)
+    assert replication.t_interval([1.0]) is None
+    assert replication.spread([1.0, 2.0, 1.5, 1.2]) == pytest.approx(1.0 / 1.35)
+
+
+def test_a_saving_pairs_each_wave_and_cancels_the_drift_between_waves() -> None:
+    # the machine gets slower wave by wave; the variant is 20% faster in every wave
+    baseline = [[10.0, 10.0], [12.0, 12.0], [15.0, 15.0]]
+    variant = [[8.0, 8.0], [9.6, 9.6], [12.0, 12.0]]
+    paired = replication.paired_saving(baseline, variant)
+    assert paired.share == pytest.approx(0.2) and paired.waves == 3
+    assert paired.saving_ms == pytest.approx(0.2 * 12.0)
+    assert paired.ci_ms == pytest.approx((2.4, 2.4))  # no spread in the shares
+    # unpaired, the levels' intervals overlap: drift hides the effect
+    base_ci, var_ci = replication.arm_interval(baseline), replication.arm_interval(variant)
+    assert base_ci is not None and var_ci is not None and var_ci[1] > base_ci[0]
+
+
+def test_waves_missing_either_arm_are_left_out_and_medians_alone_give_the_same() -> None:
+    baseline = [[10.0], [], [10.0], [10.0]]
+    variant = [[9.0], [9.0], [], [8.0]]
+    paired = replication.paired_saving(baseline, variant)
+    assert paired.waves == 2 and paired.share == pytest.approx(0.15)
+    again = replication.paired_from_medians(
+        replication.wave_medians(baseline), replication.wave_medians(variant)
+    )
+    assert again == paired
+    with pytest.raises(ValueError):
+        replication.paired_saving([[1.0], []], [[], [1.0]])
+
+
+def test_disagreement_reads_the_arm_against_its_baseline_in_the_same_wave() -> None:
+    baseline = [[10.0], [14.0], [10.0]]
+    steady = [[8.0], [11.2], [8.0]]  # 20% faster in every wave: the levels differ, not the arm
+    assert not replication.disagrees(steady, baseline)
+    assert replication.disagrees(steady, None)  # alone, its 40% range is disagreement
+    odd = [[8.0], [15.4], [8.0]]  # one process slower than the baseline
+    assert replication.disagrees(odd, baseline)
+
+
+def test_measurable_needs_an_interval_above_zero_and_the_minimum_effect() -> None:
+    assert replication.measurable(0.5, (0.1, 0.9), min_effect_ms=0.3)
+    assert not replication.measurable(0.2, (0.1, 0.3), min_effect_ms=0.3)  # under the effect
+    assert not replication.measurable(0.5, (-0.1, 1.1), min_effect_ms=0.3)  # reaches zero
+    assert not replication.measurable(None, None, min_effect_ms=0.0)
+
+
+def replicated(median_ms: float, medians: tuple[float, ...]) -> LatencyStats:
+    rep = Replication(len(medians), 5, medians, tuple(range(len(medians))))
+    return LatencyStats(median_ms, 0.0, 5 * len(medians), (median_ms,), replication=rep)
+
+
+def test_a_mode_saving_is_paired_by_wave_when_both_arms_were_replicated() -> None:
+    default = replicated(10.0, (10.0, 12.0, 9.0, 11.0))
+    fullgraph = replicated(8.0, (8.0, 9.6, 7.2, 8.8))  # 20% faster in each wave
+    saving, low, high = mode_saving(fullgraph, default)
+    assert saving == pytest.approx(0.2 * 10.5) and (low, high) == pytest.approx((2.1, 2.1))
+
+
+def judged(what_ifs: tuple, min_effect: float):  # type: ignore[no-untyped-def]
+    capture = break_capture()
+    att = attribute(break_trace(), capture)
+    modes = {"default": mode("default", 0.1)}
+    return advise(att, capture, modes, what_ifs, 0.01, min_effect)
+
+
+def test_a_knob_under_the_minimum_effect_is_no_measurable_effect_and_never_first() -> None:
+    # a 2% saving whose interval excludes zero: measured before, no measurable effect at 3%
+    small = what_if(variant_ms=0.098, saving_ms=0.002, saving_ci_ms=(0.001, 0.003))
+    before = judged((small,), 0.0)
+    assert before.breaks[0].decision.basis == "measured"  # type: ignore[union-attr]
+    advice = judged((small,), 0.03)
+    (entry,) = advice.breaks
+    assert entry.decision is not None and entry.decision.reason == "no_effect"
+    assert entry.verdict == "ignore"
+    knob = [a for a in advice.actions if a.kind == "knob"]
+    assert len(knob) == 1 and not knob[0].measurable
+    assert advice.actions[0].measurable and advice.actions[-1] == knob[0]
+    # the same knob saving 30%: measured, first
+    large = dataclasses.replace(small, variant_ms=0.07, saving_ms=0.03, saving_ci_ms=(0.02, 0.04))
+    first = judged((large,), 0.03).actions[0]
+    assert first.kind == "knob" and first.measured and first.measurable
