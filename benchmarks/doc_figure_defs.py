@@ -370,6 +370,15 @@ FIGURES: dict[str, Figure] = {
 for _key, _folder in ZOOS.items():
     FIGURES.update(_zoo_figures(_key, _folder))
 
+
+def _replication_figures() -> dict[str, Figure]:
+    from benchmarks.doc_figure_replication import figures  # it imports this module
+
+    return figures()
+
+
+FIGURES.update(_replication_figures())
+
 BLOCKS: dict[str, Block] = {
     "print_logging.console": Block(EXAMPLE, console_excerpt),
 }

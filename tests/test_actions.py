@@ -57,9 +57,11 @@ def test_a_measured_regional_placement_is_an_action_with_its_modules_and_step() 
     assert "0.1000 → 0.0600 ms per call" in title
 
 
-def test_a_placement_that_saves_nothing_beyond_noise_is_no_action() -> None:
+def test_a_placement_that_saves_nothing_beyond_noise_is_no_measurable_effect_and_last() -> None:
     advice = run_advise(what_ifs=[placement("disable", 0.099, (-0.004, 0.006))])
-    assert not [a for a in advice.actions if a.kind == "disable"]
+    shown = [a for a in advice.actions if a.kind == "disable"]
+    assert len(shown) == 1 and not shown[0].measurable and advice.actions[-1] is shown[0]
+    assert all(a.measurable for a in advice.actions[:-1])
 
 
 def test_a_variant_is_ranked_by_its_step_scaled_to_the_default_median() -> None:

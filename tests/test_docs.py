@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 # Pages other work is writing now; a link to one of them may wait for it.
-PENDING = {ROOT / "docs" / "measurement.md"}
+PENDING: set[Path] = set()
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 

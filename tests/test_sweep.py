@@ -627,7 +627,9 @@ def test_real_targets_that_hang_and_crash(tmp_path: Path) -> None:
     )
     out = tmp_path / "out"
     assert (
-        main(["sweep", str(manifest), "--out", str(out), "--timeout", "6", "--workers", "2"]) == 1
+        # the crashing run starts a profile process and a wave of arm workers before it fails:
+        # seconds each on a loaded 2-core machine, so the timeout leaves room for them
+        main(["sweep", str(manifest), "--out", str(out), "--timeout", "20", "--workers", "2"]) == 1
     )
     index = _index(out)
     assert index["sleeps"]["status"] == "timeout"
@@ -636,7 +638,7 @@ def test_real_targets_that_hang_and_crash(tmp_path: Path) -> None:
     crashed = index["crashes"]
     assert crashed["status"] == "failed" and "killed by signal 6" in crashed["error"]
     summary = (out / "sweep.md").read_text()
-    assert "2 targets: 1 failed, 1 timeout" in summary and "timed out after 6 s" in summary
+    assert "2 targets: 1 failed, 1 timeout" in summary and "timed out after 20 s" in summary
 
 
 def test_engine_ray_without_ray_is_one_line(

@@ -114,16 +114,30 @@ def _entry_action(entry: BreakEntry, step: Step) -> Action:
     return Action(
         kind=kind,
         saving_ms=entry.cost_ms,
-        saving_ci_ms=(
-            max(0.0, entry.cost_ms - entry.cost_uncertainty_ms),
-            entry.cost_ms + entry.cost_uncertainty_ms,
-        ),
+        saving_ci_ms=_entry_interval(entry),
         measured=entry.decision.basis == "measured",
         breaks=(entry.id,),
         fix=fix,
         where=where,
         step_ms=step.median_ms - entry.cost_ms,
     )
+
+
+def _entry_interval(entry: BreakEntry) -> tuple[float, float]:
+    """A measured entry's interval is its what-if's, moved with its saving (less the call's own
+    time where the fix moves the call out; a share where one what-if removed several); an
+    estimate's is its spread."""
+    d = entry.decision
+    assert d is not None
+    ms = entry.cost_ms
+    if d.basis == "measured" and d.measured_ci_ms is not None and d.measured_ms:
+        low, high = d.measured_ci_ms
+        if d.shared_with:
+            k = ms / d.measured_ms
+            return (low * k, high * k)
+        shift = d.measured_ms - ms
+        return (low - shift, high - shift)
+    return (max(0.0, ms - entry.cost_uncertainty_ms), ms + entry.cost_uncertainty_ms)
 
 
 def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list[Action]:

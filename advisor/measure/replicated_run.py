@@ -30,7 +30,7 @@ from advisor.measure.environment import cpu_affinity
 from advisor.measure.harness import MODE_ORDER
 from advisor.measure.isolate import Task, TaskResult, params_json, run_task
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, fitted, workload_info
-from advisor.measure.replicate import BASELINE, ArmRecord, Plan, measure_arms
+from advisor.measure.replicate import BASELINE, ArmRecord, Plan, measure_arms, reference_of
 from advisor.measure.stages import what_if_plan
 from advisor.measure.workload import find_factory
 
@@ -135,21 +135,17 @@ def collected(
             values = {"blocks": float(len(record.dropped))}
             notes.append(Note("blocks_dropped", record.label, values=values, detail=detail))
         if record.disagree:
-            level = replication.relative_levels(record.samples, _reference(record, baseline))
-            paired = float(_reference(record, baseline) is not None)
+            other = reference_of(record, records)
+            level = replication.relative_levels(record.samples, other.samples if other else None)
+            paired = float(other is not None)
             values = {
                 "spread": replication.spread(level),
                 "processes": float(len(level)),
                 "paired": paired,
             }
-            notes.append(Note("processes_disagree", record.label, values=values))
+            detail = other.label if other is not None else ""
+            notes.append(Note("processes_disagree", record.label, values=values, detail=detail))
     return modes, what_ifs, tuple(notes)
-
-
-def _reference(record: ArmRecord, baseline: ArmRecord | None) -> list[list[float]] | None:
-    if record.label == BASELINE or baseline is None or baseline.failure is not None:
-        return None
-    return baseline.samples
 
 
 def _mode_result(record: ArmRecord) -> ModeResult:

@@ -65,7 +65,7 @@ _TEXT: dict[str, Callable[[Note], str]] = {
     "processes_disagree": lambda n: (
         f"{n.subject}: its {_int(n, 'processes')} processes still disagree after one more wave "
         f"(range {_pct(_num(n, 'spread'))} of the median"
-        + (", against the default mode of the same wave" if _num(n, "paired") else "")
+        + (f", each over the {n.detail} arm of the same wave" if _num(n, "paired") else "")
         + "): its number is the median of processes that behave differently; rerun it on a "
         "quieter machine before acting on it"
     ),
