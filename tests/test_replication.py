@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from advisor.core import replication
-from advisor.core.model import LatencyStats, Replication
+from advisor.core.model import LatencyStats, ModeError, Replication
 from advisor.judge.advise import advise
 from advisor.judge.attribute import attribute
 from advisor.judge.measured import mode_saving
@@ -103,3 +103,24 @@ def test_a_knob_under_the_minimum_effect_is_no_measurable_effect_and_never_first
     large = dataclasses.replace(small, variant_ms=0.07, saving_ms=0.03, saving_ci_ms=(0.02, 0.04))
     first = judged((large,), 0.03).actions[0]
     assert first.kind == "knob" and first.measured and first.measurable
+
+
+def test_each_arm_is_read_against_the_default_and_the_default_against_eager() -> None:
+    from advisor.core.measured import Settings
+    from advisor.measure.arms import GUARDS_ARM, ArmTask, mode_arm
+    from advisor.measure.replicate import ArmRecord, reference_of
+
+    def record(arm, samples):  # type: ignore[no-untyped-def]
+        return ArmRecord(ArmTask(arm, "t.py:f", "{}", "cpu", Settings()), samples=samples)
+
+    # every arm of wave 1 is 40% slower than of wave 0: the machine, not the processes
+    eager = record(mode_arm("eager"), [[10.0], [14.0]])
+    default = record(mode_arm("default"), [[8.0], [11.2]])
+    guards = record(GUARDS_ARM, [[7.0], [9.8]])
+    records = {"eager": eager, "default": default, "guards": guards}
+    assert reference_of(default, records) is eager and reference_of(guards, records) is default
+    assert reference_of(eager, records) is default
+    assert not replication.disagrees(default.samples, eager.samples)  # paired: no disagreement
+    assert replication.disagrees(default.timed, None)  # raw, the drift reads as disagreement
+    eager.failure = ModeError("Crash", "gone")
+    assert reference_of(default, records) is None
