@@ -307,3 +307,22 @@ def test_coverage_says_how_much_of_the_call_a_profiler_event_names() -> None:
         report, attribution=dataclasses.replace(report.attribution, calls=calls)
     )
     assert "60.0% of it to a part with a profiler event of its own" in render_markdown(changed)
+
+
+def test_the_quick_protocol_says_so_on_the_first_line_and_a_no_effect_action_says_its_noise() -> (
+    None
+):
+    report = full_report()
+    quick = dataclasses.replace(report.settings, protocol="quick")
+    replicated = dataclasses.replace(report.settings, protocol="replicated")
+    first = render_text(dataclasses.replace(report, settings=quick)).splitlines()[0]
+    assert "quick protocol: every arm in one process, not replicated" in first
+    for render in (render_text, render_markdown, render_html):
+        assert "quick protocol" not in render(dataclasses.replace(report, settings=replicated))
+    action = report.actions[0]
+    assert action.saving_ci_ms is not None and report.ledger is not None
+    tried = dataclasses.replace(action, measurable=False)
+    text = render_text(dataclasses.replace(report, settings=replicated, actions=(tried,)))
+    low, high = action.saving_ci_ms
+    half = (high - low) / 2 / report.ledger.step_ms * 100
+    assert f"no measurable effect (+-{half:.1f}%)" in text
