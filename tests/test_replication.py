@@ -4,7 +4,9 @@ them: intervals across processes, savings paired by wave, the minimum effect. No
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from advisor.core import replication
@@ -124,3 +126,36 @@ def test_each_arm_is_read_against_the_default_and_the_default_against_eager() ->
     assert replication.disagrees(default.timed, None)  # raw, the drift reads as disagreement
     eager.failure = ModeError("Crash", "gone")
     assert reference_of(default, records) is None
+
+
+def test_two_runs_compare_process_by_process() -> None:
+    same = replication.run_ratio([1.00, 1.10, 0.95, 1.05], [1.02, 0.97, 1.08, 1.00])
+    assert same is not None and same.ci[0] < 1.0 < same.ci[1] and same.p_value > 0.05
+    slower = replication.run_ratio([1.00, 1.02, 0.99, 1.01], [1.10, 1.12, 1.09, 1.11])
+    assert slower is not None and slower.ratio == pytest.approx(1.1, abs=0.01)
+    assert 1.0 < slower.ci[0] < 1.1 < slower.ci[1] and slower.p_value < 0.01
+    assert replication.run_ratio([1.0], [1.0, 1.1]) is None
+
+
+def test_compare_uses_the_processes_of_replicated_reports() -> None:
+    from advisor.gate.compare import Rule, mode_delta
+
+    # the pooled blocks are tight inside each process, so a bootstrap over them calls a 6%
+    # shift significant; across processes (which differ by 10%) it is not
+    def arm(medians: tuple[float, ...]) -> LatencyStats:
+        samples = tuple(m + 0.001 * (i % 3) for m in medians for i in range(10))
+        rep = Replication(len(medians), 10, medians, tuple(range(len(medians))))
+        return LatencyStats(float(np.median(medians)), 0.0, len(samples), samples, replication=rep)
+
+    before, after = arm((1.0, 1.1, 0.95, 1.05)), arm((1.06, 1.166, 1.007, 1.113))
+    pooled = mode_delta(
+        "default",
+        replace(before, replication=None),
+        replace(after, replication=None),
+        Rule(min_effect=0.0),
+    )
+    # the pooled samples' statistics call it: a tiny p and an interval above 1
+    assert pooled.p_value is not None and pooled.p_value < 1e-4
+    assert pooled.ci_low is not None and pooled.ci_low > 1.0
+    replicated = mode_delta("default", before, after, Rule(min_effect=0.0))
+    assert replicated.reason in ("p", "interval") and not replicated.significant

@@ -152,3 +152,37 @@ def measurable(
     if saving_ms is None or ci_ms is None:
         return False
     return ci_ms[0] > 0 and saving_ms >= min_effect_ms
+
+
+@dataclass(frozen=True)
+class RunRatio:
+    """after / before of two replicated arms (two runs), from their process medians."""
+
+    ratio: float  # of the arms' medians
+    ci: tuple[float, float]  # 95%: Welch's t-interval of the difference of mean log medians
+    p_value: float  # Welch's t-test of the log medians
+
+
+def run_ratio(
+    before: Sequence[float], after: Sequence[float], confidence: float = 0.95
+) -> RunRatio | None:
+    """Two runs' arm compared process by process: each process median is one value, so the
+    interval holds the spread between processes that the blocks of one process cannot show.
+    On log medians, so that the interval is a ratio's. None with fewer than two processes on a
+    side, or a median that is not positive."""
+    from scipy.stats import t, ttest_ind
+
+    if len(before) < 2 or len(after) < 2 or min(*before, *after) <= 0:
+        return None
+    lb, la = np.log(np.asarray(before, dtype=float)), np.log(np.asarray(after, dtype=float))
+    vb, va = lb.var(ddof=1) / len(lb), la.var(ddof=1) / len(la)
+    diff = float(la.mean() - lb.mean())
+    se = math.sqrt(vb + va)
+    if se == 0:
+        return RunRatio(median(after) / median(before), (math.exp(diff),) * 2, 0.0)
+    # Welch-Satterthwaite degrees of freedom
+    dof = (vb + va) ** 2 / (vb**2 / (len(lb) - 1) + va**2 / (len(la) - 1))
+    half = float(t.ppf((1 + confidence) / 2, dof)) * se
+    p = float(ttest_ind(la, lb, equal_var=False).pvalue)
+    ratio = median(after) / median(before)
+    return RunRatio(ratio, (math.exp(diff - half), math.exp(diff + half)), p)

@@ -1,8 +1,10 @@
 """Before/after comparison of two reports, with honest significance.
 
-For each mode measured in both runs: the medians, their ratio with a bootstrap 95% confidence
-interval (resampling the raw samples of each run), and a two-sided Mann-Whitney U test. Those
-see only the noise inside each run; two runs minutes apart also differ because the machine
+For each mode measured in both runs: the medians, their ratio with a 95% interval and a p-value.
+Where both runs were replicated (the default protocol), from the processes: Welch's t on the log
+process medians (`advisor.core.replication.run_ratio`); else a bootstrap interval over the raw
+samples of each run and a two-sided Mann-Whitney U test. Those see only the noise inside each
+run; two runs minutes apart also differ because the machine
 drifts (other work, clocks, caches), by more than either run's interval. So a change is called
 significant only when all of these hold:
 - p < alpha, and the interval of the ratio excludes 1 (the statistics);
@@ -23,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from advisor.core import identity, stats
+from advisor.core import identity, replication, stats
 from advisor.core.identity import BreakIdentity
 from advisor.core.model import LatencyStats, Note, Report, WorkloadInfo
 from advisor.core.paths import common_folder
@@ -48,6 +50,9 @@ class ModeDelta:
     # why it is not significant: "p" (p >= alpha), "interval" (it includes no change),
     # "min_effect", "noise"; "" when significant or not compared
     reason: str = ""
+    # how the interval and p were taken: "processes" (Welch's t on the process medians of two
+    # replicated runs) or "samples" (bootstrap and Mann-Whitney over the pooled samples)
+    method: str = "samples"
 
 
 @dataclass(frozen=True)
@@ -225,10 +230,7 @@ def mode_delta(
             before_n=before.n if before else 0,
             after_n=after.n if after else 0,
         )
-    ratio, low, high = stats.median_ratio_ci(
-        before.samples_ms, after.samples_ms, confidence=1 - rule.alpha, seed=rule.seed
-    )
-    p = stats.mann_whitney_p(before.samples_ms, after.samples_ms)
+    ratio, low, high, p, method = _ratio_test(before, after, rule)
     noise = between_run_noise(before, after)
     reason = _why_not(ratio, low, high, p, noise, rule)
     significant = reason == ""
@@ -247,7 +249,27 @@ def mode_delta(
         after.n,
         noise,
         reason,
+        method,
     )
+
+
+def _ratio_test(
+    before: LatencyStats, after: LatencyStats, rule: Rule
+) -> tuple[float, float, float, float, str]:
+    """The ratio, its interval, p and the method: across processes where both runs were
+    replicated (the blocks of one process share its state, so they are not independent), else
+    from the pooled samples (bootstrap, Mann-Whitney)."""
+    rb, ra = before.replication, after.replication
+    if rb is not None and ra is not None:
+        run = replication.run_ratio(
+            rb.process_medians_ms, ra.process_medians_ms, confidence=1 - rule.alpha
+        )
+        if run is not None:
+            return run.ratio, run.ci[0], run.ci[1], run.p_value, "processes"
+    ratio, low, high = stats.median_ratio_ci(
+        before.samples_ms, after.samples_ms, confidence=1 - rule.alpha, seed=rule.seed
+    )
+    return ratio, low, high, stats.mann_whitney_p(before.samples_ms, after.samples_ms), "samples"
 
 
 def _comparable(before: LatencyStats | None, after: LatencyStats | None) -> bool:

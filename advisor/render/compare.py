@@ -78,13 +78,24 @@ _HEADERS = [
 
 def rule(comparison: Comparison) -> str:
     """The significance rule, with this comparison's thresholds."""
+    level = f"{(1 - comparison.alpha) * 100:g}%"
+    if any(d.method == "processes" for d in comparison.modes):
+        test = (
+            f"Welch's t-test on the runs' log process medians gives p < {comparison.alpha:g} "
+            f"(replicated runs: one value per process), its {level} interval of the ratio "
+            "excludes no change"
+        )
+    else:
+        test = (
+            f"the Mann-Whitney U test gives p < {comparison.alpha:g}, the bootstrap {level} "
+            "confidence interval of the ratio of medians excludes no change"
+        )
     return (
-        f"A change is significant when the Mann-Whitney U test gives p < {comparison.alpha:g}, "
-        f"the bootstrap {(1 - comparison.alpha) * 100:g}% confidence interval of the ratio of "
-        f"medians excludes no change, and the change is larger than both the minimum effect "
-        f"({_pct(comparison.min_effect)}, --min-effect) and the run-to-run noise: the root sum "
-        f"of squares of each run's drift, the range of the medians of its samples split into "
-        f"{EPOCHS} consecutive epochs (two runs differ by more than the noise inside each)."
+        f"A change is significant when {test}, and the change is larger than both the minimum "
+        f"effect ({_pct(comparison.min_effect)}, --min-effect) and the run-to-run noise: the "
+        f"root sum of squares of each run's drift, the range of the medians of its samples "
+        f"split into {EPOCHS} consecutive epochs (two runs differ by more than the noise "
+        "inside each)."
     )
 
 
