@@ -59,7 +59,10 @@ def test_inductor_graph_call_markers_and_gap(inductor_print) -> None:
     result = attribute(trace, capture)
     probe = result.probe
     assert probe.calls == 5
-    assert probe.graph_call_us and probe.glue_us and probe.lookup_us and probe.graph_call_us > 0
+    assert probe.graph_call_us and probe.glue_us and probe.graph_call_us > 0
+    # a trivially guarded lookup is a microsecond or so: the profiler-overhead correction can
+    # take it to zero on a busy machine (it did in 2 of 5 full-suite runs here), never below
+    assert probe.lookup_us is not None and probe.lookup_us >= 0
     assert set(result.regions) == {"0/0", "1/0"}  # the probe's regions are not in it
     assert result.attribution.coverage is not None and result.attribution.coverage >= 0.98
     assert all(r.graph_call_us > 0 for r in result.regions.values())
