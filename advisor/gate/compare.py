@@ -298,8 +298,8 @@ def _why_not(
     change = abs(ratio - 1.0)
     if p >= rule.alpha:
         return "p"
-    if low <= 1.0 <= high:
-        return "interval"
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= 1.0 <= high:
+        return "interval"  # an interval that is not a number (too few samples) excludes nothing
     if change <= rule.min_effect:
         return "min_effect"
     if noise is not None and change <= noise:
