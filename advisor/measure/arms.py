@@ -28,6 +28,7 @@ from advisor.measure.whatif import (
     GUARD_SKIP_SETTING,
     failed_variant,
     prepare_variant,
+    stdout_of,
 )
 from advisor.measure.workload import Workload
 
@@ -126,7 +127,7 @@ def _mode(task: ArmTask, workload: Workload) -> Live:
     result = replace(result, peak_memory_bytes=peak, memory_method=method, recompiles=recompiles)
     number = task.number or calibrate(run.call, task.settings, task.device)
     built = Built(workload.name, mode=result, number=number, first_call_s=result.first_call_s)
-    built = replace(built, notes=tuple(notes), stdout_chars=_stdout_chars(run.call))
+    built = replace(built, notes=tuple(notes), stdout_chars=len(stdout_of(run.call)[1]))
     return Live(built, run.call, run.backend)
 
 
@@ -140,7 +141,7 @@ def _what_if(task: ArmTask, workload: Workload, plan: WhatIfPlan) -> Live:
     started = time.perf_counter()
     try:
         prepared = prepare_variant(
-            workload, variant, list(plan.targets), reference, task.settings, task.sites
+            workload, variant, list(plan.targets), reference, task.settings, task.device, task.sites
         )
     except Exception as exc:  # a variant that breaks compilation is this what-if's finding
         return Live(Built(workload.name, what_if=failed_variant(variant, exc)), None)
@@ -186,13 +187,3 @@ def calibrate(call: Callable[[], Any], settings: Settings, device: str) -> int:
     timer = timer_for(device)
     single = max(timer.time_block(call, 1), 1e-7)
     return max(1, min(10_000, math.ceil(settings.min_block_s / single - 1e-6)))
-
-
-def _stdout_chars(call: Callable[[], Any]) -> int:
-    import contextlib
-    import io
-
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        call()
-    return len(buffer.getvalue())

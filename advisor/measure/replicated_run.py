@@ -179,11 +179,12 @@ def replicated_latency(record: ArmRecord) -> LatencyStats | None:
 
 def _replication(record: ArmRecord) -> Replication:
     timed = record.timed
+    by_wave = replication.wave_medians(record.samples)
     return Replication(
         processes=len(timed),
         rounds=min(len(p) for p in timed),
-        process_medians_ms=tuple(replication.wave_medians(record.samples).values()),
-        waves=tuple(replication.wave_medians(record.samples)),
+        process_medians_ms=tuple(by_wave.values()),
+        waves=tuple(by_wave),
         interval_ms=replication.arm_interval(timed),
         first_call_s=tuple(b.first_call_s for b in record.builds if b.first_call_s is not None),
         dropped=tuple(record.dropped),

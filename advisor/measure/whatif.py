@@ -83,7 +83,8 @@ def knob_value(knob: Knob) -> Any:
     raise ValueError(f"unknown knob value spec {knob.value_spec!r}")
 
 
-def _stdout_of(call: Callable[[], Any]) -> tuple[Any, str]:
+def stdout_of(call: Callable[[], Any]) -> tuple[Any, str]:
+    """The call's result and what it printed (captured, not shown)."""
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         result = call()
@@ -192,11 +193,12 @@ def prepare_variant(
     targets: list[BreakSite],
     reference_output: Any,
     settings: Settings,
+    device: str,
     baseline_sites: tuple[BreakSite, ...] = (),
 ) -> PreparedVariant:
     """The variant alone in this process: compiled, warmed, checked; raises what its compile
     raised (the caller records it)."""
-    run = _run_variant(workload, variant, settings, timer_for("cpu"), False)
+    run = _run_variant(workload, variant, settings, timer_for(device), False)
     record = checked_variant(variant.record, run, targets, reference_output, baseline_sites)
     return PreparedVariant(record, run.call, run.backend, len(run.stdout))
 
@@ -243,9 +245,9 @@ def _run_variant(
     capture = CaptureSession()
     with variant.compiling(), capture:
         for _ in range(1 + settings.warmup):
-            _stdout_of(call)
+            stdout_of(call)
     compiled_before = len(backend.compile_ids)
-    output, stdout = _stdout_of(call)
+    output, stdout = stdout_of(call)
     result = capture.result()
     run = _Variant(
         call, result if result.frames else None, output, stdout, compiled_before, backend
@@ -264,8 +266,8 @@ def _run_baseline(workload: Workload, settings: Settings) -> tuple[Callable[[], 
     backend = torch_adapter.InductorBackend("whatif-baseline")
     call = _compiled(workload, backend)
     for _ in range(1 + settings.warmup):
-        _stdout_of(call)
-    output, stdout = _stdout_of(call)
+        stdout_of(call)
+    output, stdout = stdout_of(call)
     return call, output, stdout
 
 
