@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from advisor.core import replication, stats
-from advisor.core.model import LatencyStats, ModeResult, WhatIf
+from advisor.core.model import LatencyStats, ModeResult, Replication, WhatIf
 from advisor.core.replication import measurable
 from advisor.judge.numerics import mode_accepted, mode_output, what_if_accepted
 
@@ -56,7 +56,7 @@ def mode_saving(mode: LatencyStats, default: LatencyStats) -> tuple[float, float
     """default - mode per call, with its 95% interval: paired wave by wave where both were
     replicated (`advisor.core.replication`), else from the pooled samples of one process."""
     a, b = default.replication, mode.replication
-    if a is not None and b is not None and len(a.waves) == len(a.process_medians_ms):
+    if a is not None and b is not None and _by_wave(a) and _by_wave(b):
         base = dict(zip(a.waves, a.process_medians_ms, strict=True))
         variant = dict(zip(b.waves, b.process_medians_ms, strict=True))
         try:
@@ -66,6 +66,11 @@ def mode_saving(mode: LatencyStats, default: LatencyStats) -> tuple[float, float
         if paired is not None and paired.ci_ms is not None:
             return paired.saving_ms, paired.ci_ms[0], paired.ci_ms[1]
     return stats.median_difference_ci(default.samples_ms, mode.samples_ms)
+
+
+def _by_wave(r: Replication) -> bool:
+    """Its process medians say which wave each came from (pairing needs that)."""
+    return len(r.waves) == len(r.process_medians_ms) > 0
 
 
 def _mode_step(
