@@ -131,10 +131,13 @@ def _measure(args: argparse.Namespace, settings: Settings) -> RunResult:
     def progress(message: str) -> None:
         print(f"advisor: {message}", file=sys.stderr, flush=True)
 
+    from advisor.measure.script_target import script_from_args
+
+    script = script_from_args(args)
+    params = tuple(args.param)
+    options = RunOptions(args.target, args.device, settings, params=params, script=script)
     with muted_dynamo_warnings():
-        return runner.run(
-            RunOptions(args.target, args.device, settings, params=tuple(args.param)), progress
-        )
+        return runner.run(options, progress)
 
 
 def _print(result: CheckResult, report: Report, fmt: str) -> None:

@@ -30,7 +30,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
     """The target, its factory's parameters and the measurement options (`run`, `check`)."""
-    parser.add_argument("target", help="scenario name, path/to/file.py:factory or module:factory")
+    parser.add_argument(
+        "target",
+        help="your script (path/to/script.py [-- its args]), a scenario name, "
+        "path/to/file.py:factory or module:factory",
+    )
+    _add_script_options(parser)
     parser.add_argument(
         "--param",
         action="append",
@@ -40,6 +45,33 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
         help="keyword argument for the factory (repeatable; VALUE read as JSON when it parses)",
     )
     options.add_options(parser, options.MEASURE_OPTIONS)
+
+
+def _add_script_options(parser: argparse.ArgumentParser) -> None:
+    """What to measure in a script target (the script's own arguments go after `--`)."""
+    parser.add_argument(
+        "--callable",
+        metavar="FILE:LINE|NAME",
+        help="script target: the compiled callable to measure, by where it is compiled or "
+        "first called, or by name (default: the one with the most time)",
+    )
+    parser.add_argument(
+        "--unit",
+        choices=("auto", "call", "iteration"),
+        default="auto",
+        help="script target: time its own call (replayed with the arguments of its 3rd call) "
+        "or one loop iteration, from one call to the next (default auto: iteration when its "
+        "output requires grad, i.e. a training loop)",
+    )
+    parser.add_argument(
+        "--compile",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="script target that never calls torch.compile: compile this function or module "
+        "class (script.py:NAME for one defined in the script, package.module.NAME for an "
+        "importable one; repeatable)",
+    )
 
 
 def _add_run(sub: Any) -> None:
@@ -107,15 +139,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    # A script target's own arguments come after `--`, untouched (its --debug included).
+    script_args = args_list[args_list.index("--") + 1 :] if "--" in args_list else []
+    args_list = args_list[: args_list.index("--")] if "--" in args_list else args_list
     # --debug is accepted anywhere on the line, so it can be added to any failing command.
     debug = "--debug" in args_list
     args_list = [a for a in args_list if a != "--debug"]
     try:
         args = build_parser().parse_args(args_list)
+        args.script_args = tuple(script_args)
         return _dispatch(args)
     except AdvisorError as exc:
         if debug:
             traceback.print_exc()
+        script_stderr = getattr(exc, "stderr", "")
+        if script_stderr:  # the script's own traceback, as it printed it
+            sys.stderr.write(script_stderr.rstrip("\n") + "\n")
         print(f"advisor: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -247,13 +286,15 @@ def _checked_run_options(args: argparse.Namespace) -> RunOptions:
     """Every check that can fail before measuring, each a one-line error (exit 2) in seconds:
     the options, the output folder, the device, the target."""
     from advisor.measure import harness, pipeline
+    from advisor.measure.script_target import script_from_args
     from advisor.measure.workload import find_factory
     from advisor.render import report_io
 
-    if args.timeout is not None and not args.isolate and args.ranks < 2:
+    script = script_from_args(args)
+    if args.timeout is not None and not args.isolate and args.ranks < 2 and script is None:
         raise AdvisorError(
-            "--timeout needs --isolate or --ranks (a mode running in this process cannot be "
-            "stopped)"
+            "--timeout needs --isolate, --ranks or a script target (a mode running in this "
+            "process cannot be stopped)"
         )
     if args.isolate and args.ranks > 1:
         raise AdvisorError(
@@ -266,8 +307,11 @@ def _checked_run_options(args: argparse.Namespace) -> RunOptions:
     else:  # the report gets a new folder in there
         report_io.check_writable(RUN_DIR, names=())
     harness.resolve_device(args.device)
-    find_factory(args.target)
-    return pipeline.RunOptions(args.target, args.device, settings, params=tuple(args.param))
+    if script is None:
+        find_factory(args.target)
+    return pipeline.RunOptions(
+        args.target, args.device, settings, params=tuple(args.param), script=script
+    )
 
 
 def _new_run_dir(name: str) -> Path:

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 from advisor.core.artifacts import Measurements
 from advisor.core.model import Report
+from advisor.core.script import ScriptSurvey
 from advisor.judge import judge, judge_partial
 from advisor.measure import harness, torch_adapter
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, measure_workload
+from advisor.measure.script_run import stdout_muted
 from advisor.measure.workload import Workload, load_target
 
 
@@ -33,8 +35,28 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def run(options: RunOptions, progress: Progress = lambda _msg: None) -> RunResult:
-    """Measure and judge one target. Ctrl-C raises `RunInterrupted` with the partial report."""
+    """Measure and judge one target. Ctrl-C raises `RunInterrupted` with the partial report.
+    A script target is surveyed first, then measured like any other (its survey kept in the
+    measurements)."""
     device = harness.resolve_device(options.device)
+    if options.script is None:
+        return _run(options, device, progress)
+    from advisor.measure.script_run import surveyed
+
+    options, survey = surveyed(options, progress)
+    try:
+        result = _run(options, device, progress)
+    except RunInterrupted as stop:
+        raise RunInterrupted(_with_script(stop.result, survey)) from None
+    return _with_script(result, survey)
+
+
+def _with_script(result: RunResult, survey: ScriptSurvey) -> RunResult:
+    measurements = dataclasses.replace(result.measurements, script=survey)
+    return RunResult(dataclasses.replace(result.report, script=survey), measurements)
+
+
+def _run(options: RunOptions, device: str, progress: Progress) -> RunResult:
     if options.settings.ranks > 1:
         from advisor.measure.ranks import measure_ranks
 
@@ -47,11 +69,12 @@ def run(options: RunOptions, progress: Progress = lambda _msg: None) -> RunResul
         from advisor.measure.replicated_run import measure_replicated
 
         return _judged(lambda: measure_replicated(options, device, progress))
-    workload = load_target(options.target, device, dict(options.params))
-    try:
-        return run_workload(workload, options, device, progress)
-    finally:
-        torch_adapter.reset_dynamo()  # leave no compiled state behind for the next run
+    with stdout_muted(options.script is not None):  # a script's prints are not the advisor's
+        workload = load_target(options.target, device, dict(options.params))
+        try:
+            return run_workload(workload, options, device, progress)
+        finally:
+            torch_adapter.reset_dynamo()  # leave no compiled state behind for the next run
 
 
 def run_workload(

@@ -26,6 +26,7 @@ from advisor.core.model import (
     WhatIf,
     WorkloadInfo,
 )
+from advisor.core.script import ScriptSurvey
 from advisor.core.serial import dumps, from_jsonable, load_versioned, to_jsonable
 
 __all__ = [
@@ -206,6 +207,7 @@ class Measurements:
     incomplete: bool = False  # interrupted: only what was measured until then
     created_at: str = ""  # when measuring began
     wall_s: float | None = None  # seconds from the start of measuring to its end
+    script: ScriptSurvey | None = None  # a script target: what its survey run found
     schema_version: int = MEASUREMENTS_SCHEMA_VERSION
 
     def mode(self, name: str) -> ModeResult | None:

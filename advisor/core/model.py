@@ -58,6 +58,7 @@ from advisor.core.measured import (
     WhatIf,
     WorkloadInfo,
 )
+from advisor.core.script import CompiledCallable, ScriptSurvey
 from advisor.core.serial import dumps, from_jsonable, load_versioned, to_jsonable
 
 # Every record and the round trip: the rest of advisor imports them from here.
@@ -71,6 +72,7 @@ __all__ = [
     "Calibration",
     "CallTimeline",
     "CodeUnit",
+    "CompiledCallable",
     "CostParts",
     "CostTerms",
     "Decision",
@@ -91,6 +93,7 @@ __all__ = [
     "Replication",
     "Report",
     "Savings",
+    "ScriptSurvey",
     "Segment",
     "Settings",
     "WhatIf",
@@ -132,6 +135,7 @@ class Report:
     redacted: bool = False  # source text and absolute paths removed (`advisor.core.redact`)
     created_at: str = ""
     wall_s: float | None = None
+    script: ScriptSurvey | None = None  # a script target: its survey (argv, compiled callables)
     schema_version: int = SCHEMA_VERSION
 
     def mode(self, name: str) -> ModeResult | None:

@@ -38,6 +38,7 @@ from advisor.core.model import (
     WorkloadInfo,
 )
 from advisor.core.paths import common_folder
+from advisor.core.script import ScriptSurvey
 
 # Installed code from its package folder on (as `paths.package_relative` reads it).
 _INSTALLED_TAILS = (
@@ -156,6 +157,28 @@ class Redactor:
         return replace(info, target=target, params=params)
 
 
+    def script(self, survey: ScriptSurvey | None) -> ScriptSurvey | None:
+        """A script's paths made relative, its own output dropped (it can hold anything)."""
+        if survey is None:
+            return None
+        callables = tuple(
+            replace(
+                c, site_file=self.path(c.site_file) or "", call_file=self.path(c.call_file) or ""
+            )
+            for c in survey.callables
+        )
+        return replace(
+            survey,
+            path=self.path(survey.path) or "",
+            argv=tuple(self.text(a) or "" for a in survey.argv),
+            cwd="",
+            callables=callables,
+            error=self.text(survey.error) or "",
+            stdout_tail="",
+            stderr_tail="",
+        )
+
+
 def redact(report: Report) -> Report:
     """The report without source text or absolute paths (see the module docstring)."""
     r = Redactor(_user_folder(report))
@@ -171,6 +194,7 @@ def redact(report: Report) -> Report:
         recompiles=tuple(r.recompile(a) for a in report.recompiles),
         warnings=tuple(r.note(n) for n in report.warnings),
         ranks=tuple(r.rank(t) for t in report.ranks),
+        script=r.script(report.script),
         redacted=True,
     )
 
@@ -187,6 +211,7 @@ def redact_measurements(measurements: Measurements) -> Measurements:
         what_ifs=tuple(r.what_if(w) for w in m.what_ifs),
         notes=tuple(r.note(n) for n in m.notes),
         ranks=tuple(r.rank(t) for t in m.ranks),
+        script=r.script(m.script),
     )
 
 

@@ -36,6 +36,7 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
         incomplete=m.incomplete,
         created_at=m.created_at,
         wall_s=m.wall_s,
+        script=m.script,
     )
     notes = list(m.notes)
     default = m.mode("default")

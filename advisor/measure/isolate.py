@@ -53,7 +53,7 @@ from advisor.measure.pipeline import (
     workload_info,
 )
 from advisor.measure.stages import WhatIfPlan, what_if_plan
-from advisor.measure.workload import find_factory
+from advisor.measure.workload import check_target
 
 STACK_DUMP_WAIT_S = 1.0  # after asking a timed-out process for its stack, before the kill
 _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>.+?)\s*$')
@@ -362,7 +362,7 @@ def measure_isolated(
 ) -> Measurements:
     """Measure every mode and what-if in its own process. Ctrl-C raises `MeasureInterrupted`
     with what was measured so far."""
-    find_factory(options.target)  # bad targets fail here, in seconds, not in a worker
+    check_target(options.target, options.params)  # bad targets fail here, not in a worker
     options, notes = fitted(options)
     run = IsolatedRun(options, device, progress, command)
     run.notes += notes

@@ -22,6 +22,7 @@ from advisor.core.model import (
     WhatIf,
     WorkloadInfo,
 )
+from advisor.core.script import ScriptSpec
 from advisor.measure import environment, harness, lockstep, placement
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import fitting_threads, pinned
@@ -38,6 +39,7 @@ class RunOptions:
     settings: Settings = field(default_factory=Settings)
     modes: tuple[str, ...] = harness.MODE_ORDER
     params: tuple[tuple[str, Any], ...] = ()  # keyword arguments for the target's factory
+    script: ScriptSpec | None = None  # the target is the user's script, run as it is
 
 
 class MeasureInterrupted(KeyboardInterrupt):
@@ -49,6 +51,9 @@ class MeasureInterrupted(KeyboardInterrupt):
 
 
 def workload_info(name: str, options: RunOptions, device: str) -> WorkloadInfo:
+    if options.script is not None:  # its spec is the run's business; the script's own argv is
+        params: tuple[tuple[str, str], ...] = (("argv", json.dumps(list(options.script.argv))),)
+        return WorkloadInfo(name=name, target=options.target, device=device, params=params)
     params = tuple((k, json.dumps(v, default=str)) for k, v in options.params)
     return WorkloadInfo(name=name, target=options.target, device=device, params=params)
 

@@ -35,7 +35,7 @@ from advisor.core.serial import message_from_json, message_to_json
 from advisor.measure import environment
 from advisor.measure.isolate import child_environment, params_json
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, workload_info
-from advisor.measure.workload import find_factory
+from advisor.measure.workload import check_target
 
 LOOPBACK = "127.0.0.1"
 ERROR_EXIT = 3  # a rank that wrote its one-line error (bad input) as its result
@@ -106,7 +106,7 @@ def rank_threads(settings: Settings) -> int | None:
 def measure_ranks(options: RunOptions, device: str, progress: Progress) -> Measurements:
     """Measure the target in `options.settings.ranks` processes at once and merge them.
     Ctrl-C kills every rank and raises `MeasureInterrupted` with an empty, incomplete record."""
-    find_factory(options.target)  # bad targets fail here, in seconds, not in N ranks
+    check_target(options.target, options.params)  # bad targets fail here, not in N ranks
     _check_gpus(device, options.settings.ranks)
     settings = replace(options.settings, threads=rank_threads(options.settings))
     options = replace(options, settings=settings)

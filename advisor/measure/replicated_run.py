@@ -32,13 +32,13 @@ from advisor.measure.isolate import Task, TaskResult, params_json, run_task
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, fitted, workload_info
 from advisor.measure.replicate import BASELINE, ArmRecord, Plan, measure_arms, reference_of
 from advisor.measure.stages import what_if_plan
-from advisor.measure.workload import find_factory
+from advisor.measure.workload import check_target
 
 
 def measure_replicated(options: RunOptions, device: str, progress: Progress) -> Measurements:
     """Profile once, then every arm replicated. Ctrl-C raises `MeasureInterrupted` with the
     profile's record (the arms' partial waves are not a number)."""
-    find_factory(options.target)  # bad targets fail here, in seconds
+    check_target(options.target, options.params)  # bad targets fail here, in seconds
     options, notes = fitted(options)
     started, created = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S%z")
     progress("profiling the default mode in a process of its own (capture and trace)...")
@@ -80,8 +80,15 @@ def _eager_must_run(modes: tuple[ModeResult, ...]) -> None:
     raise AdvisorError(f"the workload fails in eager mode, in a process of its own ({why})")
 
 
+PROFILE_ROUNDS = 3  # the profile process's own timing is compared with nothing: a few rounds
+
+
 def _profile(options: RunOptions, device: str) -> TaskResult:
-    settings = dataclasses.replace(options.settings, what_if=False)  # guards: an arm of its own
+    # guards are an arm of their own; the timing here only warms the mode before its profile
+    # (a script's loop has only so many iterations to give)
+    settings = dataclasses.replace(
+        options.settings, what_if=False, repeats=PROFILE_ROUNDS, target_ci=0.0
+    )
     task = Task("default", options.target, params_json(options.params), device, settings)
     outcome = run_task(task, settings.timeout_s)
     if isinstance(outcome, ModeError):

@@ -18,35 +18,17 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from advisor.core.errors import AdvisorError, first_line
+from advisor.core.script import SCRIPT_PARAM, ScriptSpec
+from advisor.measure.workload_def import Workload
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 _SCENARIO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-@dataclass(frozen=True)
-class Workload:
-    """A callable and the inputs to call it with, on one device.
-
-    By default the callable is what gets compiled. With `compiled_module`, only that module is
-    compiled, in place, as `module.compile()` would (its calls from `fn` go through the
-    compiled code), and `fn` itself runs eagerly: a serving or evaluation loop around a
-    compiled model.
-    """
-
-    fn: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    name: str = ""
-    compiled_module: Any = None  # an nn.Module called by fn, compiled in place instead of fn
-
-    def __call__(self) -> Any:
-        return self.fn(*self.args, **self.kwargs)
 
 
 @dataclass(frozen=True)
@@ -73,6 +55,10 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
     workloads (e.g. `build(device, model="mixtral")`).
     """
     params = dict(params or {})
+    if SCRIPT_PARAM in params:  # the user's own script, run as it is (`advisor run x.py -- ...`)
+        from advisor.measure.script_load import load_script
+
+        return load_script(ScriptSpec.from_param(params[SCRIPT_PARAM]), device)
     module, factory, factory_name, label = find_factory(target)
     takes_device = _accepts_one_argument(factory)
     try:
@@ -92,6 +78,13 @@ def load_target(target: str, device: str, params: Mapping[str, Any] | None = Non
     default_name = base if factory_name == "workload" else f"{base}.{factory_name}"
     workload = coerce_workload(produced, default_name, f"{label}:{factory_name}")
     return workload if takes_device else moved_to(workload, device)
+
+
+def check_target(target: str, params: Sequence[tuple[str, Any]] = ()) -> None:
+    """Fail in seconds on a target that cannot load: a factory's module, file and name (a
+    script target was checked when its spec was made)."""
+    if not any(key == SCRIPT_PARAM for key, _ in params):
+        find_factory(target)
 
 
 def find_factory(target: str) -> tuple[ModuleType, Callable[..., Any], str, str]:

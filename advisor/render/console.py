@@ -31,6 +31,7 @@ from advisor.render.view import (
     break_rows,
     build_view,
 )
+from advisor.render.view_script import ScriptView
 
 # Control characters other than newline and tab: text from a report (user code, torch messages,
 # a report.json from anywhere) must not move the cursor or retitle the terminal. Stripped before
@@ -163,6 +164,7 @@ def _head(v: ReportView) -> list[RenderableType]:
         out.append(
             _text("INCOMPLETE: the run was interrupted; only what was measured so far is here.")
         )
+    out += _script_head(v.script) if v.script is not None else []
     out += [_labelled("WARNING:", a) for a in v.alerts]
     if v.headline:
         out += [Text(""), _text(v.headline)]
@@ -173,6 +175,19 @@ def _head(v: ReportView) -> list[RenderableType]:
         out += [Text(""), _text("Ranks:"), _Fitted(RANK_HEADERS, v.rank_rows)]
         out += [_text(v.rank_note)] if v.rank_note else []
     out += [Text(""), *(_text(s) for s in v.splits)] if v.splits else []
+    return out
+
+
+def _script_head(script: ScriptView) -> list[RenderableType]:
+    """A script target: the command, the callable measured, how the survey ended and the other
+    compiled callables on one wrapped line (their table is in report.md)."""
+    out: list[RenderableType] = [_labelled("script:", script.run)]
+    if script.measured:
+        out.append(_labelled("measured:", script.measured))
+    out.append(_labelled("survey:", script.ended))
+    out += [_labelled("survey:", line) for line in script.uncompiled]
+    if script.others:
+        out.append(_text(script.others))
     return out
 
 

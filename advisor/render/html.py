@@ -11,6 +11,7 @@ from advisor.render import figures
 from advisor.render.ranks import RANK_HEADERS
 from advisor.render.templates import environment
 from advisor.render.view import ACTION_HEADERS, BREAK_HEADERS, action_rows, break_rows, build_view
+from advisor.render.view_script import SCRIPT_HEADERS
 
 
 def _b64(png: bytes | None) -> str | None:
@@ -27,6 +28,7 @@ def render_html(report: Report) -> str:
         break_headers=BREAK_HEADERS,
         break_rows=break_rows(view),
         rank_headers=RANK_HEADERS,
+        script_headers=SCRIPT_HEADERS,
         figures={
             "latency": _b64(figures.latency_figure(report)),
             "breaks": _b64(figures.break_cost_figure(report)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from tabulate import tabulate
@@ -17,11 +18,34 @@ from advisor.render.view import (
     break_rows,
     build_view,
 )
+from advisor.render.view_script import SCRIPT_HEADERS
+
+# Control characters but newline and tab: the script's output may hold a terminal's escapes.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BACKTICKS = re.compile(r"`+")
 
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     safe = [[md_cell(c) for c in row] for row in rows]
     return tabulate(safe, headers=list(headers), tablefmt="github", disable_numparse=True)
+
+
+def md_fenced(text: str) -> str:
+    """Untrusted lines (a script's output) as one fenced code block, shown as written: its fence
+    is longer than any run of backticks in the text, so no line of it can close the block."""
+    text = _CONTROL.sub("?", text)
+    longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _tails(v: ReportView) -> dict[str, str]:
+    """The script's own stdout and stderr tails, each fenced (none: not a script, or silent)."""
+    script = v.script
+    if script is None:
+        return {}
+    tails = {"stdout": script.stdout_tail, "stderr": script.stderr_tail}
+    return {name: md_fenced(tail) for name, tail in tails.items() if tail}
 
 
 def _tables(v: ReportView) -> dict[str, str]:
@@ -40,10 +64,11 @@ def _tables(v: ReportView) -> dict[str, str]:
         ),
         "segments": md_table(("segment", "µs per profiled call", "share"), v.segment_rows),
         "ranks": md_table(RANK_HEADERS, v.rank_rows),
+        "script": md_table(SCRIPT_HEADERS, v.script.rows if v.script else ()),
     }
 
 
 def render_markdown(report: Report) -> str:
     view = build_view(report)
     template = environment().get_template("report.md.j2")
-    return template.render(v=view, tables=_tables(view))
+    return template.render(v=view, tables=_tables(view), tails=_tails(view))

@@ -18,6 +18,7 @@ from advisor.render.alerts import alerts
 from advisor.render.formatting import MODE_LABELS, Display, fmt_bytes, fmt_ms, fmt_pct, fmt_s
 from advisor.render.notes import note_text
 from advisor.render.view_breaks import BreakView, break_view
+from advisor.render.view_script import ScriptView, script_view
 
 MEMORY_METHODS = {
     "cpu_profiler": (
@@ -79,6 +80,7 @@ class ReportView:
     rank_rows: tuple[tuple[str, ...], ...] = ()  # data-parallel run: each rank's modes
     rank_note: str | None = None
     splits: tuple[str, ...] = ()  # graphs split on purpose (DDP's optimizer)
+    script: ScriptView | None = None  # a script target: its survey (None: not a script)
 
 
 BREAK_HEADERS = (
@@ -148,6 +150,7 @@ def build_view(report: Report) -> ReportView:
         rank_rows=ranks.rank_rows(report),
         rank_note=ranks.rank_note(report),
         splits=ranks.split_lines(report),
+        script=script_view(report),
     )
 
 

@@ -87,6 +87,7 @@ from advisor.measure.torch_adapter.profiler import (
     profiler_activities,
     region_compile_id,
     synchronize,
+    synchronize_if_initialised,
 )
 from advisor.measure.torch_adapter.structured_trace import (
     DDP_SPLIT_CHILD,
@@ -164,6 +165,7 @@ __all__ = [
     "resume_origin",
     "source_line",
     "synchronize",
+    "synchronize_if_initialised",
     "torch_version",
     "tree_leaves_and_spec",
     "use_compiled_call",

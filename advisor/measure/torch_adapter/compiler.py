@@ -67,13 +67,27 @@ def compile_mode(fn: Callable[..., Any], backend: Any, fullgraph: bool) -> Calla
 
 
 def module_call_impl(module: Any) -> Callable[..., Any]:
-    """What `nn.Module.compile()` compiles: the module's own call implementation."""
+    """What `nn.Module.compile()` compiles: the module's own call implementation (a script's
+    compiled function, routed: the function itself)."""
+    from advisor.measure.torch_adapter.intercept import RoutedCall
+
+    if isinstance(module, RoutedCall):
+        return module.eager
     return module._call_impl
 
 
 def use_compiled_call(module: Any, compiled: Callable[..., Any] | None) -> None:
     """Point a module's calls at a compiled call implementation (None: back to eager), as
-    `nn.Module.compile()` does; each mode keeps its own compiled version."""
+    `nn.Module.compile()` does; each mode keeps its own compiled version. A script's routed
+    callable (`intercept.RoutedCall`) keeps standing in the module and takes the route."""
+    from advisor.measure.torch_adapter.intercept import RoutedCall
+
+    routed = module if isinstance(module, RoutedCall) else None
+    current = getattr(module, "_compiled_call_impl", None)
+    routed = routed or (current if isinstance(current, RoutedCall) else None)
+    if routed is not None:
+        routed.route = compiled
+        return
     module._compiled_call_impl = compiled
 
 

@@ -153,6 +153,14 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize(device)
 
 
+def synchronize_if_initialised() -> None:
+    """Wait for the GPU where the process has started CUDA (a script chooses its own device)."""
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 # --- memory -----------------------------------------------------------------------------------
 
 CPU_MEMORY_METHOD = "cpu_profiler"  # peak live bytes over one call, from profiler memory events
@@ -197,4 +205,8 @@ def profiler_active() -> bool:
 
 
 # Kineto's native log lines on stderr, e.g. `USDT:2026-11-30 ... profiler_start.cpp:12] ...`.
-PROFILER_NATIVE_LOG = re.compile(r"^(USDT|INFO|WARNING):\d{4}-\d\d-\d\d .*\.cpp:\d+\]")
+PROFILER_NATIVE_LOG = re.compile(
+    r"^(?:(USDT|INFO|WARNING):\d{4}-\d\d-\d\d .*\.cpp:\d+\]"
+    # memory profiling over memory allocated before it began (a script's optimizer state)
+    r"|\[W\d{4} [\d:.]+ CPUAllocator\.cpp:\d+\] Memory block of unknown size)"
+)

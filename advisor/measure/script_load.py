@@ -1,0 +1,189 @@
+"""A script target in a measuring process (an arm worker, the profile process, a quick run):
+the script runs as `__main__` in a greenlet of this thread and pauses at each call of the
+callable being measured; the harness gets an ordinary `Workload` and never knows.
+
+- unit "call": the script runs (eagerly) up to the `at_call`-th call; that call's arguments
+  are the workload's, the callable itself its function. The script stays paused for good.
+- unit "iteration": the workload's function resumes the script for one iteration, from one call
+  of the callable to the next (the call, backward, the optimizer, the loop's own code), with
+  the callable as its `compiled_module`: each arm compiles it in place and routes its calls.
+
+A greenlet rather than a thread: the script and the harness share the thread's state (grad
+mode, `inference_mode`, autocast, the profiler, Dynamo's frame hook), so a call replayed from
+the harness runs as it ran in the script, and a profile of the harness sees the script's ops.
+Compiles the script makes of other callables are its own (default mode, its arguments), in
+every arm alike; the advisor's own compiles go to the real `torch.compile`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import greenlet
+
+from advisor.core.errors import AdvisorError, first_line
+from advisor.core.script import ScriptSpec, callable_key
+from advisor.measure.script_exec import ScriptEnd, request_site, run_script
+from advisor.measure.torch_adapter.intercept import (
+    CompileRequest,
+    Interceptor,
+    RoutedCall,
+    compile_request_call,
+    intercepted,
+    unroute_module,
+)
+from advisor.measure.workload_def import Workload
+
+_ALIVE: list[ScriptRunner] = []  # paused scripts stay referenced: never unwound mid-run
+
+
+@dataclass(frozen=True)
+class _Call:
+    routed: RoutedCall
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """An arm's compiled call raised: the harness gets the error, the script never sees it."""
+
+    error: Exception
+
+
+class _Paused(RoutedCall):
+    """The measured callable: each call from the script first hands control to the harness.
+    A compiled arm that raises (a fullgraph that cannot trace) hands its error to the harness
+    and waits in the same call, which runs again on the next resume, as the arm then routes
+    it: one failing arm does not end the script for the others (the quick protocol)."""
+
+    def __init__(self, eager: Any, runner: ScriptRunner) -> None:
+        super().__init__(eager)
+        self.runner = runner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        runner = self.runner
+        if greenlet.getcurrent() is not runner.script:
+            return super().__call__(*args, **kwargs)
+        runner.calls += 1
+        runner.pause(_Call(self, args, kwargs))
+        while True:
+            route = self.route
+            try:
+                output = (route or self.eager)(*args, **kwargs)
+                break
+            except Exception as exc:
+                if route is None:
+                    raise  # the script's own (eager) failure is the script's
+                runner.pause(_Failed(exc))
+        runner.last_output = output
+        return output
+
+
+class ScriptRunner:
+    """The script in its greenlet; `resume` runs it to its next measured call (or its end)."""
+
+    def __init__(self, spec: ScriptSpec) -> None:
+        self.spec = spec
+        self.script = greenlet.greenlet(self._main)
+        self.interceptor: Interceptor | None = None
+        self.calls = 0  # calls of the measured callable so far
+        self.target: Any = None  # the measured module or function
+        self.last_output: Any = None
+        self.end: ScriptEnd | None = None
+        self._sites: list[str] = []
+        _ALIVE.append(self)
+
+    def _main(self) -> ScriptEnd:
+        in_script = lambda: greenlet.getcurrent() is self.script  # noqa: E731
+        with intercepted(self._handle, in_script) as interceptor:
+            self.interceptor = interceptor
+            self.end = run_script(self.spec)
+            return self.end
+
+    def _handle(self, req: CompileRequest) -> RoutedCall:
+        site_file, site_line = request_site(req, self.spec.path)
+        site = f"{site_file}:{site_line}"
+        key = callable_key(site_file, site_line, self._sites.count(site))
+        self._sites.append(site)
+        if key == self.spec.key:
+            self.target = req.target
+            return _Paused(req.eager_call(), self)
+        routed = RoutedCall(req.eager_call())
+        assert self.interceptor is not None
+        routed.route = compile_request_call(self.interceptor, req)  # the script's own compile
+        return routed
+
+    def pause(self, call: _Call) -> None:
+        parent = self.script.parent
+        assert parent is not None
+        parent.switch(call)
+
+    def resume(self) -> _Call | _Failed | ScriptEnd:
+        if self.script.dead:
+            return self.end or ScriptEnd(1)
+        return self.script.switch()  # type: ignore[no-any-return]
+
+
+def load_script(spec: ScriptSpec, device: str) -> Workload:
+    """The script's measured callable as a Workload (see the module's doc)."""
+    runner = ScriptRunner(spec)
+    wanted = spec.at_call if spec.unit == "call" else 1
+    event = runner.resume()
+    while isinstance(event, _Call) and runner.calls < wanted:
+        event = runner.resume()
+    if not isinstance(event, _Call):
+        raise AdvisorError(_ended_early(spec, event, runner.calls, wanted))
+    name = f"{Path(spec.path).stem}.{_name(runner.target)}"
+    module = runner.target if _is_module(runner.target) else None
+    if spec.unit == "call":
+        if module is not None:
+            unroute_module(module)  # a plain module again: the harness compiles it as a factory's
+            return Workload(module, event.args, event.kwargs, name)
+        return Workload(event.routed.eager, event.args, event.kwargs, name)
+    return Workload(_Iteration(runner), (), {}, name, compiled_module=module or event.routed)
+
+
+class _Iteration:
+    """One iteration of the script's loop: resume it until its next measured call."""
+
+    def __init__(self, runner: ScriptRunner) -> None:
+        self.runner = runner
+        self.__name__ = self.__qualname__ = f"{Path(runner.spec.path).stem} loop iteration"
+
+    def __call__(self) -> Any:
+        runner = self.runner
+        event = runner.resume()
+        if isinstance(event, _Failed):
+            raise event.error  # the arm's own failure (a compile error is a finding)
+        if not isinstance(event, _Call):
+            raise AdvisorError(_ended_early(runner.spec, event, runner.calls, runner.calls + 1))
+        return runner.last_output
+
+
+def _ended_early(spec: ScriptSpec, end: Any, calls: int, wanted: int) -> str:
+    name = Path(spec.path).name
+    if isinstance(end, ScriptEnd) and end.error is not None:
+        return (
+            f"{name} raised {type(end.error).__name__}: {first_line(end.error)} after "
+            f"{calls} call(s) of the measured callable"
+        )
+    how = f"ended (exit code {end.exit_code if isinstance(end, ScriptEnd) else 1})"
+    return (
+        f"{name} {how} after {calls} call(s) of the measured callable; the advisor needed "
+        f"{wanted}: give the script more iterations (its own arguments go after --)"
+    )
+
+
+def _is_module(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.nn.Module)
+
+
+def _name(target: Any) -> str:
+    if _is_module(target):
+        return type(target).__name__
+    return str(getattr(target, "__qualname__", None) or getattr(target, "__name__", "callable"))
