@@ -108,6 +108,40 @@ def analyse(
             torch_adapter.reset_dynamo()
 
 
+def analyse_script(
+    script: str | os.PathLike[str],
+    *argv: str,
+    device: str = "auto",
+    callable_name: str = "",
+    unit: str = "auto",
+    compile_names: tuple[str, ...] = (),
+    progress: bool | Progress = True,
+    **options: Any,
+) -> AnalysedReport:
+    """`advisor run SCRIPT -- ARGV` from Python: the script runs as it is (as `__main__`, with
+    `argv`, in the current working directory), its hottest compiled callable is measured in every
+    arm with the replicated protocol (each arm in worker processes of its own: nothing is
+    compiled in this process) and the report comes back. `callable_name`, `unit` and
+    `compile_names` are `--callable`, `--unit` and `--compile`; `options` the `Settings` fields
+    (`protocol="quick"` measures in one worker-free pass, in this process)."""
+    from advisor import runner
+    from advisor.measure import pipeline
+    from advisor.measure.process_state import restored_globals
+    from advisor.measure.quiet import muted_dynamo_warnings
+    from advisor.measure.script_target import is_script_target, script_spec
+
+    target = os.fspath(script)
+    if not is_script_target(target, tuple(argv) or ("",)):
+        raise AdvisorError(f"analyse_script() needs a Python script (path/to/script.py): {target}")
+    spec = script_spec(target, tuple(argv), callable_name, unit, tuple(compile_names))
+    settings = Settings(**{"protocol": "replicated", **options})
+    run_options = pipeline.RunOptions(target, device, settings, script=spec)
+    # the quick protocol runs the script here: its grad mode, threads, config are put back
+    with restored_globals(), muted_dynamo_warnings():
+        result = runner.run(run_options, _progress(progress))
+    return analysed(result.report, result.measurements)
+
+
 def _settings(options: Mapping[str, Any]) -> Settings:
     if {"isolate", "timeout_s"} & set(options):
         raise AdvisorError(

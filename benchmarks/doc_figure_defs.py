@@ -109,11 +109,9 @@ def _first_saving(report: dict[str, Any]) -> str:
     action = report["actions"][0]
     share = action["saving_ms"] / report["ledger"]["step_ms"]
     basis = "measured" if action["measured"] else "estimated"
-    low, high = action["saving_ci_ms"]
-    return (
-        f"{action['saving_ms']:.4f} ms per call [{low:.4f}, {high:.4f}], "
-        f"{share:.1%} of the step, {basis}"
-    )
+    interval = action.get("saving_ci_ms")
+    ci = f" [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
+    return f"{action['saving_ms']:.4f} ms per call{ci}, {share:.1%} of the step, {basis}"
 
 
 def _speedup(report: dict[str, Any]) -> str:
@@ -128,7 +126,13 @@ EXCERPT_WIDTH = 100  # columns the console excerpt is rendered in
 EXCERPT = (("compile is", None), ("What to do first:", r"^2\s"), ("Graph breaks", None))
 
 
-def console_excerpt(path: Path) -> str:
+# A script's report: its header (the script, the measured callable, the survey) first.
+SCRIPT_EXCERPT = (("advisor:", r"^(WARNING|warning)"), EXCERPT[2])
+
+
+def console_excerpt(
+    path: Path, excerpt: tuple[tuple[str, str | None], ...] = EXCERPT
+) -> str:
     """Paragraphs of `advisor show REPORT` at EXCERPT_WIDTH columns, as a fenced block."""
     env = {**os.environ, "COLUMNS": str(EXCERPT_WIDTH)}
     out = subprocess.run(
@@ -141,7 +145,7 @@ def console_excerpt(path: Path) -> str:
     ).stdout
     paragraphs = [p.strip("\n") for p in out.split("\n\n")]
     quoted = []
-    for start, stop in EXCERPT:
+    for start, stop in excerpt:
         hits = [p for p in paragraphs if p.startswith(start)]
         if len(hits) != 1:
             raise ValueError(f"`advisor show` has {len(hits)} paragraphs starting {start!r}")
@@ -322,17 +326,35 @@ def _zoo_figures(key: str, folder: str) -> dict[str, Figure]:
 
 TZOO = f"{ZOOS['tzoo']}/sweep.json"
 
+def _example_figures(name: str, report: str) -> dict[str, Figure]:
+    """The figures a page quotes from a committed example report."""
+    return {
+        f"{name}.eager_ms": Figure(report, at("modes[mode=eager].latency.median_ms", "{:.4f} ms")),
+        f"{name}.default_ms": Figure(
+            report, at("modes[mode=default].latency.median_ms", "{:.4f} ms")
+        ),
+        f"{name}.fullgraph_ms": Figure(
+            report, at("modes[mode=fullgraph].latency.median_ms", "{:.4f} ms")
+        ),
+        f"{name}.speedup": Figure(report, _speedup),
+        f"{name}.first_action": Figure(report, at("actions.0.title")),
+        f"{name}.first_saving": Figure(report, _first_saving),
+        f"{name}.wall_s": Figure(report, at("wall_s", "{:.1f} s")),
+    }
+
+
+SCRIPT_EXAMPLE = "reports/examples/infer_loop/report.json"
+SCRIPT_FORMS = "reports/benchmarks/scripts/script_forms.json"
+
+
+def _script_survey_s(report: dict[str, Any]) -> str:
+    return f"{report['script']['wall_s']:.1f} s"
+
+
 FIGURES: dict[str, Figure] = {
-    "print_logging.eager_ms": Figure(
-        EXAMPLE, at("modes[mode=eager].latency.median_ms", "{:.4f} ms")
-    ),
-    "print_logging.default_ms": Figure(
-        EXAMPLE, at("modes[mode=default].latency.median_ms", "{:.4f} ms")
-    ),
-    "print_logging.speedup": Figure(EXAMPLE, _speedup),
-    "print_logging.first_action": Figure(EXAMPLE, at("actions.0.title")),
-    "print_logging.first_saving": Figure(EXAMPLE, _first_saving),
-    "print_logging.wall_s": Figure(EXAMPLE, at("wall_s", "{:.1f} s")),
+    **_example_figures("print_logging", EXAMPLE),
+    **_example_figures("infer_loop", SCRIPT_EXAMPLE),
+    "infer_loop.survey_s": Figure(SCRIPT_EXAMPLE, _script_survey_s),
     "isolation.in_process_s": Figure(ISOLATION, at("summary.wall_in_process_s", "{:.1f} s")),
     "isolation.isolated_s": Figure(ISOLATION, at("summary.wall_isolated_s", "{:.1f} s")),
     "isolation.extra_s": Figure(ISOLATION, at("summary.extra_s", "+{:.1f} s")),
@@ -381,4 +403,5 @@ FIGURES.update(_replication_figures())
 
 BLOCKS: dict[str, Block] = {
     "print_logging.console": Block(EXAMPLE, console_excerpt),
+    "infer_loop.console": Block(SCRIPT_EXAMPLE, lambda p: console_excerpt(p, SCRIPT_EXCERPT)),
 }

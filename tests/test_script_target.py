@@ -148,3 +148,23 @@ def test_script_options_are_for_script_targets_only() -> None:
     assert "--callable: only for a script target" in proc.stderr
     proc = run_cli("run", "print_logging", "--", "--steps", "3")
     assert proc.returncode == 2 and "arguments after --" in proc.stderr
+
+
+@pytest.mark.inductor
+def test_the_python_api_takes_a_script_and_leaves_the_process_as_it_was() -> None:
+    import sys
+
+    import torch
+
+    import advisor
+
+    argv, main = list(sys.argv), sys.modules["__main__"]
+    report = advisor.analyse_script(
+        SCRIPTS / "two_callables.py", protocol="quick", what_if=False, repeats=3, budget_s=1.0,
+        profile_calls=3, threads=1, progress=False,
+    )
+    assert report.script is not None and report.script.hot is not None
+    assert report.script.hot.name == "Heavy" and report.script.unit == "call"
+    assert {m.mode: m.status for m in report.modes}["default"] == "ok"
+    assert sys.argv == argv and sys.modules["__main__"] is main
+    assert torch.is_grad_enabled()  # the script paused inside its no_grad block

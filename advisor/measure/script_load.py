@@ -17,6 +17,9 @@ every arm alike; the advisor's own compiles go to the real `torch.compile`.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,9 +134,10 @@ def load_script(spec: ScriptSpec, device: str) -> Workload:
     """The script's measured callable as a Workload (see the module's doc)."""
     runner = ScriptRunner(spec)
     wanted = spec.at_call if spec.unit == "call" else 1
-    event = runner.resume()
-    while isinstance(event, _Call) and runner.calls < wanted:
+    with _process_names_kept():  # the script's argv and __main__ are its own, not the advisor's
         event = runner.resume()
+        while isinstance(event, _Call) and runner.calls < wanted:
+            event = runner.resume()
     if not isinstance(event, _Call):
         raise AdvisorError(_ended_early(spec, event, runner.calls, wanted))
     name = f"{Path(spec.path).stem}.{_name(runner.target)}"
@@ -161,6 +165,21 @@ class _Iteration:
         if not isinstance(event, _Call):
             raise AdvisorError(_ended_early(runner.spec, event, runner.calls, runner.calls + 1))
         return runner.last_output
+
+
+@contextlib.contextmanager
+def _process_names_kept() -> Iterator[None]:
+    """sys.argv and sys.modules["__main__"] as they were, once the script has set its own: a
+    script measured in the advisor's own process (the quick protocol, the Python API) leaves
+    them as it found them. sys.path keeps the script's folder (a later import of the script's
+    may need it)."""
+    argv, main = list(sys.argv), sys.modules.get("__main__")
+    try:
+        yield
+    finally:
+        sys.argv[:] = argv
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 def _ended_early(spec: ScriptSpec, end: Any, calls: int, wanted: int) -> str:

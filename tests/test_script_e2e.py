@@ -1,0 +1,103 @@
+"""Scripts end to end, in a subprocess as a user runs them: the breaks a script run reports are
+the ones `TORCH_LOGS=graph_breaks` prints for the same script (same files and lines); the
+example scripts (an inference loop, a training loop over a Hugging Face model with
+`model.compile()` and AdamW, a decorated function) each give a report that names the script,
+its measured callable and its unit. The quick protocol keeps these affordable; that the script
+and factory forms agree under the replicated protocol is `benchmarks/script_forms.py`'s
+measurement (reports/benchmarks/scripts/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_cli import ROOT, inductor_cache_dir, run_cli
+
+CHEAP = ("--quick", "--no-what-if", "--repeats", "3", "--budget", "1", "--profile-calls", "3")
+BROKEN_AT = re.compile(r"Graph break .*in user code at (\S+):(\d+)")
+
+
+def _torch_logs_breaks(script: Path, *argv: str) -> set[tuple[str, int]]:
+    """(file, line) of each graph break `TORCH_LOGS=graph_breaks python SCRIPT` prints."""
+    env = dict(os.environ, TORCH_LOGS="graph_breaks", PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, str(script), *argv], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=600, check=True,
+    )
+    return {(m[1], int(m[2])) for m in BROKEN_AT.finditer(proc.stderr)}
+
+
+def _advisor_report(tmp_path: Path, target: str, *script_args: str) -> dict[str, Any]:
+    out = tmp_path / "run"
+    env = {"TMPDIR": str(tmp_path), "TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir()}
+    args = ["run", target, *CHEAP, "--threads", "1", "--quiet", "--out", str(out)]
+    proc = run_cli(*args, "--", *script_args, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # --quiet, and the script's prints are not the advisor's
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _sites(report: dict[str, Any]) -> set[tuple[str, int]]:
+    return {(s["where"]["file"], s["where"]["line"]) for s in report["sites"]}
+
+
+@pytest.mark.inductor
+@pytest.mark.parametrize(
+    ("scenario", "unit"), [("print_logging", "call"), ("train_print", "iteration")]
+)
+def test_a_scenario_run_as_a_script_reports_the_breaks_torch_logs_prints(
+    tmp_path: Path, scenario: str, unit: str
+) -> None:
+    runner = ROOT / "scenarios" / "_as_script.py"
+    logged = _torch_logs_breaks(runner, scenario, "--steps", "3", "--backend", "eager")
+    assert logged, "TORCH_LOGS printed no break"
+    report = _advisor_report(tmp_path, str(runner), scenario, "--steps", "400")
+    assert _sites(report) == logged
+    script = report["script"]
+    assert script["unit"] == unit and script["argv"] == [scenario, "--steps", "400"]
+    hot = script["callables"][script["measured"]]
+    assert Path(hot["site_file"]).name == "_as_script.py"
+
+
+def _marked(*files: str) -> set[tuple[str, int]]:
+    """The lines of the example files that carry a `# graph-break` marker."""
+    found = set()
+    for name in files:
+        path = ROOT / "examples" / "scripts" / name
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if line.rstrip().endswith("# graph-break"):
+                found.add((str(path), number))
+    return found
+
+
+@pytest.mark.inductor
+@pytest.mark.parametrize(
+    ("example", "unit", "callable_name", "kind", "breaks_in"),
+    [
+        ("infer_loop", "call", "TextClassifier", "torch.compile(module)", ("models.py",)),
+        ("train_loop", "iteration", "BertForSequenceClassification", "module.compile()", ()),
+        ("decorated", "call", "select_tokens", "torch.compile(fn)", ("decorated.py",)),
+    ],
+)
+def test_each_example_script_runs_end_to_end(
+    tmp_path: Path, example: str, unit: str, callable_name: str, kind: str,
+    breaks_in: tuple[str, ...],
+) -> None:
+    script_path = ROOT / "examples" / "scripts" / f"{example}.py"
+    report = _advisor_report(tmp_path, f"examples/scripts/{example}.py")
+    script = report["script"]
+    hot = script["callables"][script["measured"]]
+    assert (hot["name"], hot["kind"], script["unit"]) == (callable_name, kind, unit)
+    assert hot["call_file"] == str(script_path) and hot["calls"] > 3
+    assert _sites(report) == _marked(*breaks_in)
+    modes = {m["mode"]: m for m in report["modes"]}
+    assert modes["eager"]["status"] == "ok" and modes["default"]["status"] == "ok"
+    assert report["actions"], "no action"
+    assert report["workload"]["target"] == f"examples/scripts/{example}.py"
