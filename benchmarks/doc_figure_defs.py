@@ -100,18 +100,9 @@ def of(part: int, whole: int) -> str:
     return f"{part} of {whole}"
 
 
-# --- print_logging: the committed example report -----------------------------------------------
+# --- infer_loop: the committed example report the README walks through ---------------------
 
-EXAMPLE = "reports/examples/print_logging/report.json"
-
-
-def _first_saving(report: dict[str, Any]) -> str:
-    action = report["actions"][0]
-    share = action["saving_ms"] / report["ledger"]["step_ms"]
-    basis = "measured" if action["measured"] else "estimated"
-    interval = action.get("saving_ci_ms")
-    ci = f" [{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""
-    return f"{action['saving_ms']:.4f} ms per call{ci}, {share:.1%} of the step, {basis}"
+EXAMPLE = "reports/examples/infer_loop/report.json"
 
 
 def _speedup(report: dict[str, Any]) -> str:
@@ -327,34 +318,22 @@ def _zoo_figures(key: str, folder: str) -> dict[str, Figure]:
 TZOO = f"{ZOOS['tzoo']}/sweep.json"
 
 def _example_figures(name: str, report: str) -> dict[str, Figure]:
-    """The figures a page quotes from a committed example report."""
+    """The figures the README quotes from a committed example report."""
     return {
         f"{name}.eager_ms": Figure(report, at("modes[mode=eager].latency.median_ms", "{:.4f} ms")),
         f"{name}.default_ms": Figure(
             report, at("modes[mode=default].latency.median_ms", "{:.4f} ms")
         ),
-        f"{name}.fullgraph_ms": Figure(
-            report, at("modes[mode=fullgraph].latency.median_ms", "{:.4f} ms")
-        ),
         f"{name}.speedup": Figure(report, _speedup),
         f"{name}.first_action": Figure(report, at("actions.0.title")),
-        f"{name}.first_saving": Figure(report, _first_saving),
         f"{name}.wall_s": Figure(report, at("wall_s", "{:.1f} s")),
     }
 
 
-SCRIPT_EXAMPLE = "reports/examples/infer_loop/report.json"
-SCRIPT_FORMS = "reports/benchmarks/scripts/script_forms.json"
-
-
-def _script_survey_s(report: dict[str, Any]) -> str:
-    return f"{report['script']['wall_s']:.1f} s"
 
 
 FIGURES: dict[str, Figure] = {
-    **_example_figures("print_logging", EXAMPLE),
-    **_example_figures("infer_loop", SCRIPT_EXAMPLE),
-    "infer_loop.survey_s": Figure(SCRIPT_EXAMPLE, _script_survey_s),
+    **_example_figures("infer_loop", EXAMPLE),
     "isolation.in_process_s": Figure(ISOLATION, at("summary.wall_in_process_s", "{:.1f} s")),
     "isolation.isolated_s": Figure(ISOLATION, at("summary.wall_isolated_s", "{:.1f} s")),
     "isolation.extra_s": Figure(ISOLATION, at("summary.extra_s", "+{:.1f} s")),
@@ -402,6 +381,5 @@ def _replication_figures() -> dict[str, Figure]:
 FIGURES.update(_replication_figures())
 
 BLOCKS: dict[str, Block] = {
-    "print_logging.console": Block(EXAMPLE, console_excerpt),
-    "infer_loop.console": Block(SCRIPT_EXAMPLE, lambda p: console_excerpt(p, SCRIPT_EXCERPT)),
+    "infer_loop.console": Block(EXAMPLE, lambda p: console_excerpt(p, SCRIPT_EXCERPT)),
 }

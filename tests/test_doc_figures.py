@@ -33,14 +33,14 @@ def test_every_defined_figure_is_quoted_somewhere() -> None:
 
 def test_a_planted_wrong_number_is_caught(generator: Generator) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    marker = next(m for m in FIG.finditer(readme) if m["name"] == "print_logging.default_ms")
+    marker = next(m for m in FIG.finditer(readme) if m["name"] == "infer_loop.default_ms")
     planted = readme.replace(marker[0], marker[0].replace(marker["text"], "0.19 ms"), 1)
     assert planted != readme
 
     found = stale(planted, "README.md", generator)
 
     assert [(s.name, s.found, s.expected) for s in found] == [
-        ("fig:print_logging.default_ms", "0.19 ms", marker["text"])
+        ("fig:infer_loop.default_ms", "0.19 ms", marker["text"])
     ]
     assert str(found[0]).startswith(f"README.md:{readme[: marker.start()].count(chr(10)) + 1}:")
     assert filled(planted, generator) == readme  # regenerating puts the figure back
@@ -56,8 +56,8 @@ def test_a_changed_json_is_caught_in_a_copy(tmp_path: Path) -> None:
     (tmp_path / EXAMPLE).write_text(json.dumps(report), encoding="utf-8")
     page = tmp_path / "docs" / "page.md"
     page.parent.mkdir()
-    quoted = Generator(ROOT).figure("print_logging.eager_ms")
-    page.write_text(f"eager: <!-- fig:print_logging.eager_ms -->{quoted}<!-- /fig -->\n")
+    quoted = Generator(ROOT).figure("infer_loop.eager_ms")
+    page.write_text(f"eager: <!-- fig:infer_loop.eager_ms -->{quoted}<!-- /fig -->\n")
 
     found = check(tmp_path)
 
@@ -81,13 +81,13 @@ def test_an_unknown_name_or_a_missing_json_is_stale(tmp_path: Path) -> None:
 
 
 def test_a_stale_block_is_caught_and_refilled(generator: Generator) -> None:
-    text = "<!-- block:print_logging.console -->\n```text\nold output\n```\n<!-- /block -->\n"
+    text = "<!-- block:infer_loop.console -->\n```text\nold output\n```\n<!-- /block -->\n"
 
     found = stale(text, "README.md", generator)
 
-    assert [s.name for s in found] == ["block:print_logging.console"]
+    assert [s.name for s in found] == ["block:infer_loop.console"]
     refilled = filled(text, generator)
-    block = generator.block("print_logging.console")
-    assert block.startswith("```text\ncompile is ") and block.endswith("```\n")
-    assert refilled == f"<!-- block:print_logging.console -->\n{block}<!-- /block -->\n"
+    block = generator.block("infer_loop.console")
+    assert block.startswith("```text\nadvisor: infer_loop") and block.endswith("```\n")
+    assert refilled == f"<!-- block:infer_loop.console -->\n{block}<!-- /block -->\n"
     assert stale(refilled, "README.md", generator) == []

@@ -20,7 +20,7 @@ def test_readme_is_a_front_door() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 150
     # The two quick-start commands, exactly (.ci/run runs the second).
-    assert "bash scripts/setup.sh && .venv/bin/advisor run print_logging\n" in text
+    assert "bash scripts/setup.sh && .venv/bin/advisor run examples/scripts/infer_loop.py\n" in text
     assert "\nbash scripts/test.sh\n" in text
     assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 

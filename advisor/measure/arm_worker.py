@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import json
+import multiprocessing
 import os
 import sys
 from typing import Any
@@ -44,6 +45,9 @@ def serve(
     else:
         faulthandler.enable(all_threads=False)
     _silence_stdout()
+    # The parent starts its workers as daemons (they die with it: its own Process objects say
+    # so); in here the flag only forbids children, and a script's DataLoader starts workers.
+    multiprocessing.current_process().daemon = False
     _set_affinity(build_cpus)
     import torch
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import multiprocessing
 import os
 import sys
 import types
@@ -68,6 +69,10 @@ def prepared(spec: ScriptSpec) -> tuple[types.CodeType, dict[str, Any]]:
     if spec.cwd:
         os.chdir(spec.cwd)
     sys.argv = [str(path), *spec.argv]
+    # The platform's own start method, as `python script.py` has it: a worker of the advisor's
+    # may have been started from a fork server, and a DataLoader's workers must not inherit it
+    # (they would import the script again as their main module).
+    multiprocessing.set_start_method(multiprocessing.get_all_start_methods()[0], force=True)
     sys.path.insert(0, str(path.parent))
     module = types.ModuleType("__main__")
     module.__dict__.update(
