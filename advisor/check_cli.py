@@ -113,13 +113,23 @@ def write_baseline(path: Path, baseline: Baseline) -> None:
 
 
 def _same_workload(baseline: Baseline, args: argparse.Namespace) -> None:
-    params = tuple((k, json.dumps(v, default=str)) for k, v in args.param)
+    from advisor.core.script import shown_params
+    from advisor.measure.script_target import is_script_target
+
+    script_args = tuple(getattr(args, "script_args", ()))
+    if is_script_target(args.target, script_args):  # a script is named by its own arguments
+        params = shown_params(script_args)
+    else:
+        params = tuple((k, json.dumps(v, default=str)) for k, v in args.param)
     if baseline.target != args.target or tuple(baseline.params) != params:
         shown = " ".join(f"{k}={v}" for k, v in baseline.params)
+        given = " ".join(f"{k}={v}" for k, v in params)
         raise AdvisorError(
             f"{args.baseline} was recorded for target '{baseline.target}'"
             + (f" with {shown}" if shown else "")
-            + f", not '{args.target}': check that target or update the baseline"
+            + f", not '{args.target}'"
+            + (f" with {given}" if given else "")
+            + ": check that target or update the baseline"
         )
 
 

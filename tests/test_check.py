@@ -417,7 +417,8 @@ def test_end_to_end_check_on_a_tiny_target(tmp_path: Path) -> None:
     from tests.test_cli import run_cli
 
     baseline = tmp_path / "baseline.json"
-    quick = ["--repeats", "3", "--profile-calls", "3", "--no-what-if", "--budget", "5"]
+    quick = ["--repeats", "3", "--profile-calls", "3", "--no-what-if", "--budget", "5",
+             "--processes", "2"]  # fmt: skip
     target = "tests/targets/tiny.py:factory"
     made = run_cli("check", target, "--baseline", str(baseline), "--update-baseline",
                    "--out", str(tmp_path / "report"), *quick)  # fmt: skip

@@ -6,6 +6,7 @@ from the advisor, no advisor traceback."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,18 @@ def test_the_python_api_takes_a_script_and_leaves_the_process_as_it_was() -> Non
     assert {m.mode: m.status for m in report.modes}["default"] == "ok"
     assert sys.argv == argv and sys.modules["__main__"] is main
     assert torch.is_grad_enabled()  # the script paused inside its no_grad block
+
+
+@pytest.mark.inductor
+def test_check_takes_a_script_and_its_baseline_names_the_scripts_arguments(
+    tmp_path: Path,
+) -> None:
+    baseline = tmp_path / "baseline.json"
+    cheap = ["--quick", "--no-what-if", "--repeats", "3", "--budget", "1", "--profile-calls", "3"]
+    target = "tests/targets/scripts/two_callables.py"
+    made = run_cli("check", target, "--baseline", str(baseline), "--update-baseline", *cheap)
+    assert made.returncode == 0, made.stderr
+    assert json.loads(baseline.read_text())["params"] == [["argv", "[]"]]
+    other = run_cli("check", target, "--baseline", str(baseline), *cheap, "--", "--steps", "3")
+    assert other.returncode == 2
+    assert "with argv=[]" in other.stderr and 'with argv=["--steps", "3"]' in other.stderr

@@ -17,6 +17,7 @@ Facts only; `advisor.render` words them.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 UNITS = ("call", "iteration")
@@ -130,6 +131,12 @@ class ScriptSpec:
             compile=tuple(str(a) for a in data.get("compile", ())),  # type: ignore[union-attr]
             pick=str(data.get("pick", "")),
         )
+
+
+def shown_params(argv: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """How a script run names its parameters in `WorkloadInfo.params` (and a CI baseline): its
+    own arguments; the rest of its spec is the run's business."""
+    return (("argv", json.dumps(list(argv))),)
 
 
 def callable_key(site_file: str, site_line: int, ordinal: int) -> str:

@@ -22,7 +22,7 @@ from advisor.core.model import (
     WhatIf,
     WorkloadInfo,
 )
-from advisor.core.script import ScriptSpec
+from advisor.core.script import ScriptSpec, shown_params
 from advisor.measure import environment, harness, lockstep, placement
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import fitting_threads, pinned
@@ -52,7 +52,7 @@ class MeasureInterrupted(KeyboardInterrupt):
 
 def workload_info(name: str, options: RunOptions, device: str) -> WorkloadInfo:
     if options.script is not None:  # its spec is the run's business; the script's own argv is
-        params: tuple[tuple[str, str], ...] = (("argv", json.dumps(list(options.script.argv))),)
+        params = shown_params(options.script.argv)
         return WorkloadInfo(name=name, target=options.target, device=device, params=params)
     params = tuple((k, json.dumps(v, default=str)) for k, v in options.params)
     return WorkloadInfo(name=name, target=options.target, device=device, params=params)
