@@ -17,6 +17,7 @@ from advisor.measure import pipeline, torch_adapter
 from advisor.measure.workload import load_target
 from tests.targets.busy import WAIT_US
 
+LINE_OWN_MS = 0.03  # the Python a wait's line runs besides the wait, at most
 SETTINGS = Settings(warmup=2, repeats=7, budget_s=6.0, profile_calls=12, what_if=False)
 
 
@@ -45,7 +46,10 @@ def test_busy_waits_are_python_work_and_isolating_them_saves_only_the_overhead(
         expected_ms = WAIT_US[wait] / 1e3
         parts = entry.parts
         at_profile_ms = parts.python_work_ms / calibration.rescale
-        assert at_profile_ms == pytest.approx(expected_ms, rel=0.10), (wait, parts, calibration)
+        # the wait, and above it the line's own Python besides the wait (the print call
+        # itself, into a captured stream: tens of µs; 0.225 ms for a 0.2 ms wait was seen)
+        low, high = 0.9 * expected_ms, 1.1 * expected_ms + LINE_OWN_MS
+        assert low <= at_profile_ms <= high, (wait, parts, calibration)
     # At the time of the profile the unprofiled call took `reference_us`, of which the waits
     # took at least WAIT_US: what is left (compiled regions, entry and exit, and each break's
     # own overhead) is all that isolating the breaks can save, since the waits stay.
