@@ -25,6 +25,7 @@ from advisor.core.errors import AdvisorError
 from advisor.core.script import ScriptSpec
 
 COMPILE_HOOK = "__advisor_compile__"  # the name the rewritten script calls after a definition
+_NAMED_BY_COMPILE = "__advisor_named_by_compile__"
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,12 @@ def prepared(spec: ScriptSpec) -> tuple[types.CodeType, dict[str, Any]]:
     sys.path.insert(0, str(path.parent))
     module = types.ModuleType("__main__")
     module.__dict__.update(
-        {"__file__": str(path), "__builtins__": __builtins__, "__spec__": None, COMPILE_HOOK: _hook}
+        {
+            "__file__": str(path),
+            "__builtins__": __builtins__,
+            "__spec__": None,
+            COMPILE_HOOK: compiled_definition,
+        }
     )
     sys.modules["__main__"] = module
     return code, module.__dict__
@@ -98,16 +104,13 @@ def _is_local(name: str, path: Path) -> bool:
     return "." not in name
 
 
-def _hook(obj: Any) -> Any:
-    """Compile a definition of the script in place of the script (`--compile NAME`)."""
-    return compiled_definition(obj)
-
-
 def compiled_definition(obj: Any) -> Any:
     """A function compiled (through `torch.compile`, which the advisor stands in for), or a
-    module class whose instances compile themselves when made."""
+    module class whose instances compile themselves when made; either marked as named by
+    `--compile` (`named_by_compile`), so the survey tells it from the script's own compiles."""
     import torch
 
+    setattr(obj, _NAMED_BY_COMPILE, True)
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         init = obj.__init__
 
@@ -179,3 +182,28 @@ def request_site(req: Any, script_path: str) -> tuple[str, int]:
         init = getattr(req.target, "__init__", None)
         code = getattr(init, "__code__", None)
     return (code.co_filename, code.co_firstlineno) if code else (script_path, 0)
+
+
+def named_by_compile(target: Any) -> bool:
+    """Whether a compiled function or module was named by `--compile` (not the script's own)."""
+    owner = target if callable(target) and not hasattr(target, "_call_impl") else type(target)
+    # its own attribute, not one inherited from a base class that --compile named
+    return bool(getattr(owner, "__dict__", {}).get(_NAMED_BY_COMPILE, False))
+
+
+class CompileSites:
+    """Names each compile the script makes as every process of a run names it: where it was
+    compiled, and which of the compiles at that line (a loop may compile several). The
+    survey and each measuring process must agree, or the measured callable is not found."""
+
+    def __init__(self, script_path: str) -> None:
+        self.script_path = script_path
+        self._seen: list[str] = []
+
+    def place(self, req: Any) -> tuple[str, int, int]:
+        """The request's site file, line and ordinal among the compiles at that site."""
+        site_file, site_line = request_site(req, self.script_path)
+        site = f"{site_file}:{site_line}"
+        ordinal = self._seen.count(site)
+        self._seen.append(site)
+        return site_file, site_line, ordinal

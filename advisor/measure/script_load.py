@@ -28,7 +28,7 @@ import greenlet
 
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.script import ScriptSpec, callable_key
-from advisor.measure.script_exec import ScriptEnd, request_site, run_script
+from advisor.measure.script_exec import CompileSites, ScriptEnd, run_script
 from advisor.measure.torch_adapter.intercept import (
     CompileRequest,
     Interceptor,
@@ -96,7 +96,7 @@ class ScriptRunner:
         self.target: Any = None  # the measured module or function
         self.last_output: Any = None
         self.end: ScriptEnd | None = None
-        self._sites: list[str] = []
+        self._sites = CompileSites(spec.path)
         _ALIVE.append(self)
 
     def _main(self) -> ScriptEnd:
@@ -107,11 +107,7 @@ class ScriptRunner:
             return self.end
 
     def _handle(self, req: CompileRequest) -> RoutedCall:
-        site_file, site_line = request_site(req, self.spec.path)
-        site = f"{site_file}:{site_line}"
-        key = callable_key(site_file, site_line, self._sites.count(site))
-        self._sites.append(site)
-        if key == self.spec.key:
+        if callable_key(*self._sites.place(req)) == self.spec.key:
             self.target = req.target
             return _Paused(req.eager_call(), self)
         routed = RoutedCall(req.eager_call())

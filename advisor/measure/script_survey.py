@@ -31,7 +31,7 @@ from advisor.core.processes import run_process
 from advisor.core.script import CompiledCallable, ScriptSpec, ScriptSurvey
 from advisor.core.serial import from_jsonable
 from advisor.measure import torch_adapter
-from advisor.measure.script_exec import ScriptEnd, request_site, run_script
+from advisor.measure.script_exec import CompileSites, ScriptEnd, named_by_compile, run_script
 from advisor.measure.torch_adapter.intercept import (
     CompileRequest,
     Interceptor,
@@ -83,7 +83,11 @@ class Survey:
     started: float = field(default_factory=time.perf_counter)
     entries: list[_Entry] = field(default_factory=list)
     interceptor: Interceptor | None = None
+    sites: CompileSites = field(init=False)
     in_call: bool = False  # a compiled call is running (its end checks the budget itself)
+
+    def __post_init__(self) -> None:
+        self.sites = CompileSites(self.spec.path)
 
     def watch(self) -> None:
         """Stop the script at its budget where it is not inside a compiled call (it sleeps,
@@ -94,10 +98,9 @@ class Survey:
                 self.stop("budget")
 
     def handle(self, req: CompileRequest) -> RoutedCall:
-        site_file, site_line = request_site(req, self.spec.path)
-        ordinal = sum(1 for e in self.entries if e.record.site == f"{site_file}:{site_line}")
+        site_file, site_line, ordinal = self.sites.place(req)
         name = type(req.target).__name__ if req.is_module else _qualname(req.target)
-        kind = "--compile" if self.spec.compile else req.kind
+        kind = "--compile" if named_by_compile(req.target) else req.kind
         entry = _Entry(CompiledCallable(name, kind, site_file, site_line, ordinal=ordinal))
         self.entries.append(entry)
         routed = _Counted(req.eager_call(), entry, self)
@@ -119,7 +122,7 @@ class Survey:
         os._exit(0)
 
     def write(self, ended: str, exit_code: int | None, error: str = "") -> None:
-        found = self.spec.path if not self.entries else ""
+        compiled = bool(self.entries)  # else: say what the script made and called instead
         survey = ScriptSurvey(
             path=self.spec.path,
             argv=self.spec.argv,
@@ -129,8 +132,8 @@ class Survey:
             wall_s=time.perf_counter() - self.started,
             callables=tuple(e.frozen() for e in self.entries),
             error=error,
-            modules_called=_modules_alive() if found else (),
-            loop_calls=_loop_calls(Path(found)) if found else (),
+            modules_called=() if compiled else _modules_alive(),
+            loop_calls=() if compiled else _loop_calls(Path(self.spec.path)),
         )
         self.out.write_text(json.dumps(asdict(survey)), encoding="utf-8")
 
