@@ -11,7 +11,6 @@ report.md.
 from __future__ import annotations
 
 import io
-import re
 import shutil
 from collections.abc import Collection, Iterable, Sequence
 
@@ -23,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.core.model import Report
+from advisor.render.formatting import without_controls
 from advisor.render.ranks import RANK_HEADERS
 from advisor.render.view import (
     ACTION_HEADERS,
@@ -32,11 +32,6 @@ from advisor.render.view import (
     build_view,
 )
 from advisor.render.view_script import ScriptView
-
-# Control characters other than newline and tab: text from a report (user code, torch messages,
-# a report.json from anywhere) must not move the cursor or retitle the terminal. Stripped before
-# rich measures a cell, so the widths it lays out are the widths printed.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 # rich's SIMPLE box (no borders, a rule under the header) drawn in ASCII: "─" is not in every
 # terminal's encoding. The space in the rule's crossing keeps a gap between the columns' rules.
@@ -48,7 +43,8 @@ NOTE_INDENT = 2  # an action's caveat and numerics note sit this far in under it
 
 
 def _clean(text: str) -> str:
-    return _CONTROL.sub("?", text)
+    # before rich measures a cell, so the widths it lays out are the widths printed
+    return without_controls(text)
 
 
 def _text(text: str) -> Text:
@@ -247,4 +243,4 @@ def render_text(report: Report, width: int | None = None) -> str:
         console.print(part)
     # rich pads each table line to the table's width: trailing spaces only
     lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
-    return _CONTROL.sub("?", "\n".join(lines))
+    return without_controls("\n".join(lines))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from advisor.core.model import Location
@@ -52,3 +53,13 @@ def fmt_bytes(value: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GiB"
+
+
+# Control characters other than newline and tab: text from a report (user code, torch messages,
+# a script's own output, a report.json from anywhere) must not move a terminal's cursor or
+# retitle it, wherever the report is read. Each becomes "?".
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: str) -> str:
+    return CONTROL_CHARS.sub("?", text)

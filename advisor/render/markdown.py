@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from tabulate import tabulate
 
 from advisor.core.model import Report
+from advisor.render.formatting import without_controls
 from advisor.render.ranks import RANK_HEADERS
-from advisor.render.templates import environment, md_cell
+from advisor.render.templates import BACKTICKS, environment, md_cell
 from advisor.render.view import (
     ACTION_HEADERS,
     BREAK_HEADERS,
@@ -20,10 +20,6 @@ from advisor.render.view import (
 )
 from advisor.render.view_script import SCRIPT_HEADERS
 
-# Control characters but newline and tab: the script's output may hold a terminal's escapes.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_BACKTICKS = re.compile(r"`+")
-
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     safe = [[md_cell(c) for c in row] for row in rows]
@@ -33,8 +29,8 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def md_fenced(text: str) -> str:
     """Untrusted lines (a script's output) as one fenced code block, shown as written: its fence
     is longer than any run of backticks in the text, so no line of it can close the block."""
-    text = _CONTROL.sub("?", text)
-    longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
+    text = without_controls(text)
+    longest = max((len(m.group()) for m in BACKTICKS.finditer(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}"
 

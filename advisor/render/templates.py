@@ -14,9 +14,10 @@ from collections.abc import Iterator
 
 import jinja2
 
-_BACKTICKS = re.compile(r"`+")
+from advisor.render.formatting import without_controls
+
+BACKTICKS = re.compile(r"`+")
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a report read in a terminal
 # Outside code spans: backslashes and backticks first (so each value's code spans are its
 # own: a stray backtick cannot pair with one in the next value), then HTML, columns, links.
 _PLAIN = (
@@ -31,7 +32,7 @@ _PLAIN = (
 
 
 def _one_line(value: object) -> str:
-    return _CONTROL.sub("?", _LINE_BREAKS.sub(" ", str(value)))
+    return without_controls(_LINE_BREAKS.sub(" ", str(value)))
 
 
 def code_spans(text: str) -> Iterator[tuple[str, bool]]:
@@ -39,11 +40,11 @@ def code_spans(text: str) -> Iterator[tuple[str, bool]]:
     span closed by the next run of exactly n. A run after a backslash is treated as no opener
     (CommonMark may still open one there; its text is then escaped twice, never raw)."""
     pos = plain_start = 0
-    while (opener := _BACKTICKS.search(text, pos)) is not None:
+    while (opener := BACKTICKS.search(text, pos)) is not None:
         start, end = opener.span()
         size = end - start
         closer = next(
-            (c for c in _BACKTICKS.finditer(text, end) if c.end() - c.start() == size), None
+            (c for c in BACKTICKS.finditer(text, end) if c.end() - c.start() == size), None
         )
         if closer is None or (start > 0 and text[start - 1] == "\\"):
             pos = end
@@ -81,7 +82,7 @@ def md_code(value: object) -> str:
     """A value as one code span: fenced with more backticks than it holds, so nothing in it
     can end the span early."""
     text = _one_line(value)
-    longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
+    longest = max((len(m.group()) for m in BACKTICKS.finditer(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"

@@ -9,13 +9,12 @@ in (the script itself), when they lie below it.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass
 
 from advisor.core.model import CompiledCallable, Report, ScriptSurvey
 from advisor.core.paths import display_path
-from advisor.render.formatting import Display, fmt_ms, fmt_pct, fmt_s
+from advisor.render.formatting import Display, fmt_ms, fmt_pct, fmt_s, without_controls
 
 SCRIPT_HEADERS = (
     "callable",
@@ -28,8 +27,6 @@ SCRIPT_HEADERS = (
     "measured",
 )
 MEASURED_MARK = "measured"
-# Control characters but newline and tab: the script's output may hold a terminal's escapes.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -205,4 +202,4 @@ def _tail(text: str) -> str:
     trailing blank lines."""
     lines = text.replace("\r\n", "\n").split("\n")
     shown = [next((p for p in reversed(line.split("\r")) if p), "") for line in lines]
-    return _CONTROL.sub("?", "\n".join(shown)).rstrip()
+    return without_controls("\n".join(shown)).rstrip()
