@@ -80,6 +80,17 @@ def _add_run(sub: Any) -> None:
     options.add_options(run, options.RUN_OPTIONS)
     run.add_argument("--out", type=Path, help="report folder (default: a new one under reports/)")
     run.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    _add_write_patches(run)
+
+
+def _add_write_patches(parser: Any) -> None:
+    parser.add_argument(
+        "--write-patches",
+        type=Path,
+        metavar="DIR",
+        help="write each patch generated for a break in your code as DIR/NN-....patch, for "
+        "`git apply` (or `patch -p1`) in the git work tree that holds the file",
+    )
 
 
 def _add_judge(sub: Any) -> None:
@@ -98,6 +109,7 @@ def _add_judge(sub: Any) -> None:
     )
     judge.add_argument("--quiet", action="store_true", help="no summary on stdout")
     judge.add_argument("--redact", action="store_true", help=options.REDACT_HELP)
+    _add_write_patches(judge)
 
 
 def _add_show_and_compare(sub: Any) -> None:
@@ -236,6 +248,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         report, measurements = redact(report), redact_measurements(measurements)
     out_dir = args.out or _new_run_dir(report.workload.name)
     _write_report(report, out_dir, measurements)
+    _patches_out(report, args.write_patches)
     if interrupted:
         print(f"advisor: interrupted; partial report written to {out_dir}/", file=sys.stderr)
         return 130
@@ -266,6 +279,10 @@ def _cmd_judge(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         report_io.check_writable(args.out)
+    if args.write_patches is not None:
+        from advisor.render.patch_files import check_patch_dir
+
+        check_patch_dir(args.write_patches)
     measurements = report_io.load_measurements(args.folder)
     settings = measurements.settings
     if args.ignore_share is not None:
@@ -279,7 +296,27 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     parent = base.parent if base.is_dir() else base.parent.parent
     out_dir = args.out or report_io.default_run_dir(parent, f"{report.workload.name}-judged")
     _write_report(report, out_dir, measurements)
+    _patches_out(report, args.write_patches)
     return _summary(report, out_dir, args.quiet)
+
+
+def _patches_out(report: Report, folder: Path | None) -> None:
+    """`--write-patches`: the report's patches as files, and where to apply them."""
+    if folder is None:
+        return
+    from advisor.render.patch_files import write_patches
+
+    written = write_patches(report, folder)
+    if not written:
+        print(
+            "advisor: no patch was generated (no break in your code that a rewrite knows)",
+            file=sys.stderr,
+        )
+    for w in written:
+        print(
+            f"advisor: wrote {w.path} (apply in {w.apply_in}: git apply {w.path.resolve()})",
+            file=sys.stderr,
+        )
 
 
 def _checked_run_options(args: argparse.Namespace) -> RunOptions:
@@ -302,6 +339,10 @@ def _checked_run_options(args: argparse.Namespace) -> RunOptions:
             "of their own)"
         )
     settings = _settings(args)
+    if args.write_patches is not None:
+        from advisor.render.patch_files import check_patch_dir
+
+        check_patch_dir(args.write_patches)
     if args.out is not None:
         report_io.check_writable(args.out)
     else:  # the report gets a new folder in there

@@ -121,9 +121,7 @@ EXCERPT = (("compile is", None), ("What to do first:", r"^2\s"), ("Graph breaks"
 SCRIPT_EXCERPT = (("advisor:", r"^(WARNING|warning)"), EXCERPT[2])
 
 
-def console_excerpt(
-    path: Path, excerpt: tuple[tuple[str, str | None], ...] = EXCERPT
-) -> str:
+def console_excerpt(path: Path, excerpt: tuple[tuple[str, str | None], ...] = EXCERPT) -> str:
     """Paragraphs of `advisor show REPORT` at EXCERPT_WIDTH columns, as a fenced block."""
     env = {**os.environ, "COLUMNS": str(EXCERPT_WIDTH)}
     out = subprocess.run(
@@ -317,6 +315,7 @@ def _zoo_figures(key: str, folder: str) -> dict[str, Figure]:
 
 TZOO = f"{ZOOS['tzoo']}/sweep.json"
 
+
 def _example_figures(name: str, report: str) -> dict[str, Figure]:
     """The figures the README quotes from a committed example report."""
     return {
@@ -328,8 +327,6 @@ def _example_figures(name: str, report: str) -> dict[str, Figure]:
         f"{name}.first_action": Figure(report, at("actions.0.title")),
         f"{name}.wall_s": Figure(report, at("wall_s", "{:.1f} s")),
     }
-
-
 
 
 FIGURES: dict[str, Figure] = {

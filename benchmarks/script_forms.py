@@ -92,8 +92,9 @@ def script_alone(name: str) -> float:
     env = dict(os.environ, OMP_NUM_THREADS="1")
     started = time.perf_counter()
     script = ROOT / "examples" / "scripts" / f"{name}.py"
-    subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, env=env, check=True, capture_output=True
+    )
     return time.perf_counter() - started
 
 
@@ -115,8 +116,10 @@ def inside(a: FormResult, b: FormResult, mode: str, scale: bool = False) -> bool
 def measure(name: str, runs: Path, factory_first: bool) -> Example:
     """Both forms, one after the other (which goes first alternates between examples)."""
     alone = script_alone(name)
-    targets = {"script": f"examples/scripts/{name}.py",
-               "factory": f"examples/scripts/factories.py:{name}"}
+    targets = {
+        "script": f"examples/scripts/{name}.py",
+        "factory": f"examples/scripts/factories.py:{name}",
+    }
     order = ("factory", "script") if factory_first else ("script", "factory")
     done = {
         form: replace(advisor_run(targets[form], runs / f"{name}-{form}"), order=i)

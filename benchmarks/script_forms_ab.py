@@ -53,12 +53,16 @@ def main(name: str) -> int:
                 work()
             per_call[label].append((time.perf_counter() - started) / n * 1e3)
     ratios = [s / f for s, f in zip(per_call["script"], per_call["factory"], strict=True)]
-    print(json.dumps({
-        "ratio": statistics.median(ratios),
-        "script_ms": statistics.median(per_call["script"]),
-        "factory_ms": statistics.median(per_call["factory"]),
-        "rounds": ROUNDS,
-    }))
+    print(
+        json.dumps(
+            {
+                "ratio": statistics.median(ratios),
+                "script_ms": statistics.median(per_call["script"]),
+                "factory_ms": statistics.median(per_call["factory"]),
+                "rounds": ROUNDS,
+            }
+        )
+    )
     return 0
 
 

@@ -59,8 +59,9 @@ def test_the_survey_finds_every_compiled_callable_and_measures_the_hottest() -> 
     chosen = planned(_spec("two_callables.py"), survey, Settings())
     assert chosen.hot is not None and chosen.hot.name == "Heavy"
     assert chosen.unit == "call" and chosen.at_call == 3
-    by_line = planned(_spec("two_callables.py", pick=f"two_callables.py:{light.site_line}"),
-                      survey, Settings())
+    by_line = planned(
+        _spec("two_callables.py", pick=f"two_callables.py:{light.site_line}"), survey, Settings()
+    )
     assert by_line.hot is not None and by_line.hot.name == "light"
     by_name_pick = planned(_spec("two_callables.py", pick="light"), survey, Settings())
     assert by_name_pick.hot is not None and by_name_pick.hot.name == "light"
@@ -87,8 +88,14 @@ def test_flags_environment_dataloader_workers_and_sys_exit_work(
 
 def test_too_few_iterations_for_a_loop_is_one_clear_line() -> None:
     hot = CompiledCallable(
-        "Net", "module.compile()", "/x/train.py", 9, calls=12, total_s=0.1,
-        backward=True, between_s=0.1,
+        "Net",
+        "module.compile()",
+        "/x/train.py",
+        9,
+        calls=12,
+        total_s=0.1,
+        backward=True,
+        between_s=0.1,
     )
     survey = ScriptSurvey("/x/train.py", ("--steps", "12"), ended="finished", callables=(hot,))
     spec = dataclasses.replace(_spec("two_callables.py"), path="/x/train.py")
@@ -161,8 +168,14 @@ def test_the_python_api_takes_a_script_and_leaves_the_process_as_it_was() -> Non
 
     argv, main = list(sys.argv), sys.modules["__main__"]
     report = advisor.analyse_script(
-        SCRIPTS / "two_callables.py", protocol="quick", what_if=False, repeats=3, budget_s=1.0,
-        profile_calls=3, threads=1, progress=False,
+        SCRIPTS / "two_callables.py",
+        protocol="quick",
+        what_if=False,
+        repeats=3,
+        budget_s=1.0,
+        profile_calls=3,
+        threads=1,
+        progress=False,
     )
     assert report.script is not None and report.script.hot is not None
     assert report.script.hot.name == "Heavy" and report.script.unit == "call"

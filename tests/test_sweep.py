@@ -40,8 +40,11 @@ DATA = ROOT / "tests" / "data" / "sweep"
 TINY = ROOT / "tests" / "targets" / "tiny.py"
 GOOD = ROOT / "tests" / "targets" / "good.py"
 MISBEHAVING = ROOT / "tests" / "targets" / "sweep_targets.py"
+# The sweeps' own machinery is under test, not the replicated protocol (test_replicated_run's):
+# one process per target keeps the real sweeps affordable.
 FAST_RUN = (
-    "options = { no_what_if = true, repeats = 3, target_ci = 0, profile_calls = 3, budget = 5 }"
+    "options = { quick = true, no_what_if = true, repeats = 3, target_ci = 0, profile_calls = 3, "
+    "budget = 5 }"
 )
 
 

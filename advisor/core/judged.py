@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from advisor.core.measured import BreakSite, CodeUnit, Location
+from advisor.core.patch import Patch
 
 # --- attribution ------------------------------------------------------------------------------
 
@@ -249,6 +250,7 @@ ACTION_KINDS = (
     "split",  # training: compile the model and the optimizer step apart, the step eager
     "eager",  # do not compile this function: nothing measured beats eager (measured)
     "keep",  # nothing to fix: one graph, compiled (measured against eager)
+    "patch",  # apply a patch to the user's code at the break (generated and measured)
     "code",  # rewrite or delete the code at the break's line
     "isolate",  # move the code at the break's line out of the compiled function
     "upstream",  # a break in library code: a library change at its line
@@ -284,6 +286,7 @@ class Action:
     # effect ("no measurable effect"); such actions come after every other
     measurable: bool = True
     processes: int | None = None  # replicated processes its measurement rests on (None: quick)
+    patch: Patch | None = None  # kind "patch": the rewrite, its diff's hunks
 
 
 @dataclass(frozen=True)

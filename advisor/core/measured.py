@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from advisor.core.patch import Patch
+
 # --- what was measured, where ---------------------------------------------------------------
 
 
@@ -290,6 +292,7 @@ WHAT_IF_KINDS = (
     "split",  # training: the model and the optimizer step compiled apart, the step eager
     "undisable",  # a torch.compiler.disable boundary removed: what tracing the body saves
     "setting",  # a Dynamo setting that changes how the whole step runs (compiled autograd)
+    "patch",  # the user's function at a break rewritten (`Patch`), installed in the worker
 )
 
 
@@ -334,6 +337,12 @@ class WhatIf:
     # timed in the same waves); `process_savings_ms` holds each wave's paired saving.
     replication: Replication | None = None
     process_savings_ms: tuple[float, ...] = ()
+    patch: Patch | None = None  # kind "patch": the rewrite measured
+
+    @property
+    def deletes_call(self) -> bool:
+        """It measures deleting a side-effect call: a no-op of it, or a patch removing it."""
+        return self.kind == "noop" or (self.patch is not None and self.patch.kind == "side_effect")
 
     @property
     def clean(self) -> bool:

@@ -58,12 +58,14 @@ from advisor.core.measured import (
     WhatIf,
     WorkloadInfo,
 )
+from advisor.core.patch import PATCH_KINDS, FunctionEdit, Patch
 from advisor.core.script import CompiledCallable, ScriptSurvey
 from advisor.core.serial import dumps, from_jsonable, load_versioned, to_jsonable
 
 # Every record and the round trip: the rest of advisor imports them from here.
 __all__ = [
     "MODES",
+    "PATCH_KINDS",
     "SCHEMA_VERSION",
     "Action",
     "Attribution",
@@ -77,6 +79,7 @@ __all__ = [
     "CostTerms",
     "Decision",
     "Environment",
+    "FunctionEdit",
     "GraphRecord",
     "GraphSplit",
     "LatencyStats",
@@ -87,6 +90,7 @@ __all__ = [
     "ModeResult",
     "Note",
     "OutputCheck",
+    "Patch",
     "RankTimings",
     "RecompileAdvice",
     "RecompileRecord",

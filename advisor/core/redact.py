@@ -120,10 +120,12 @@ class Redactor:
             what_if,
             new_breaks=tuple(self.location(b) for b in what_if.new_breaks),  # type: ignore[misc]
             error=self.text(what_if.error),
+            subjects=tuple(replace(u, where=self.location(u.where)) for u in what_if.subjects),
+            patch=None,  # a patch is source text
         )
 
     def action(self, action: Action) -> Action:
-        return replace(action, where=self.location(action.where))
+        return replace(action, where=self.location(action.where), patch=None)
 
     def recompile(self, advice: RecompileAdvice | RecompileRecord) -> Any:
         return replace(advice, reason=self.text(advice.reason) or "")
@@ -155,7 +157,6 @@ class Redactor:
         )
         params = tuple((k, self.text(v) or "") for k, v in info.params)
         return replace(info, target=target, params=params)
-
 
     def script(self, survey: ScriptSurvey | None) -> ScriptSurvey | None:
         """A script's paths made relative, its own output dropped (it can hold anything)."""

@@ -33,7 +33,7 @@ def build_actions(
     step: Step,
 ) -> tuple[Action, ...]:
     measured = _measured_actions(entries, steps, step)
-    covered = {b for a in measured if a.kind == "knob" for b in a.breaks}
+    covered = {b for a in measured if a.kind in ("knob", "patch") for b in a.breaks}
     unsafe = _guard_action(steps, ledger, step)
     fixes = [
         _entry_action(e, step) for e in entries if e.verdict != "ignore" and e.id not in covered
@@ -68,6 +68,8 @@ def _measured_actions(
             continue
         if s.kind == "knob" and s.clean and s.removes & ids:
             out.append(_from_step(s, "knob", tuple(sorted(s.removes & ids)), knob=s.source))
+        elif s.kind == "patch" and s.clean and s.removes & ids:
+            out.append(_patch_action(s, tuple(sorted(s.removes & ids))))
         elif s.kind == "fullgraph" and entries:
             out.append(_from_step(s, "fullgraph", tuple(e.id for e in entries)))
         elif s.kind in PLACEMENTS and s.what_if is not None:
@@ -96,6 +98,16 @@ def _from_step(
         default_abs_diff=s.default_abs_diff,
         processes=s.processes,
     )
+
+
+def _patch_action(s: MeasuredStep, breaks: tuple[str, ...]) -> Action:
+    """A patch of the user's code, generated and measured: at the break's line, with its
+    diff."""
+    assert s.what_if is not None and s.what_if.patch is not None
+    patch = s.what_if.patch
+    function = patch.edits[0].qualname if patch.edits else ""
+    where = Location(patch.file, patch.line, function)
+    return replace(_from_step(s, "patch", breaks), patch=patch, where=where, fix="rewrite")
 
 
 def _entry_action(entry: BreakEntry, step: Step) -> Action:
@@ -236,6 +248,8 @@ def misplaced(
 
 def _location_problem(action: Action, entries: list[BreakEntry]) -> str:
     where = action.where
+    if action.kind == "patch" and (where is None or is_installed(where.file)):
+        return "a patch to a file that is not the user's code"
     if action.kind in ("code", "isolate"):
         if where is None:
             return "a code change without a line"

@@ -26,7 +26,7 @@ from advisor.judge import cost
 from advisor.judge.numerics import what_if_accepted
 
 # The what-ifs that decide one entry's fix (placements and guards concern the whole step).
-ENTRY_WHAT_IFS = ("knob", "noop", "undisable")
+ENTRY_WHAT_IFS = ("knob", "noop", "undisable", "patch")
 
 
 @dataclass(frozen=True)
@@ -131,11 +131,11 @@ def _with_what_if(decision: Decision, entry: BreakEntry, w: WhatIf, step: Step) 
         # Moved: the variant breaks again nearby, so it prices the knob, not a fix that
         # removes the break; it neither confirms nor bounds that fix's estimate.
         return replace(decision, measured_ms=w.saving_ms, measured_ci_ms=w.saving_ci_ms)
-    if w.kind == "noop":
+    if w.deletes_call:
         return _with_noop(decision, entry, w, step.min_effect_ms)
     measured = _with_knob(decision, entry, w, step.min_effect_ms)
-    if w.kind == "undisable" and measured.basis == "measured":
-        return replace(measured, fix="rewrite")  # the change is the code's: drop the decorator
+    if w.kind in ("undisable", "patch") and measured.basis == "measured":
+        return replace(measured, fix="rewrite")  # the change is the code's (a patch, a decorator)
     return measured
 
 
@@ -267,7 +267,7 @@ def _with_share(
 ) -> BreakEntry:
     assert entry.decision is not None and w.saving_ms is not None
     measured = w.saving_ms * share
-    moved_out = w.kind == "noop" and entry.decision.fix == "isolate"
+    moved_out = w.deletes_call and entry.decision.fix == "isolate"
     saving = max(measured - (entry.parts.python_work_ms if moved_out else 0.0), 0.0)
     decision = replace(
         entry.decision,

@@ -145,7 +145,7 @@ def all_fixed(steps: list[MeasuredStep], entry_ids: frozenset[str]) -> MeasuredS
     candidates = [
         s
         for s in steps
-        if s.kind in ("fullgraph", "knob", "noop")
+        if s.kind in ("fullgraph", "knob", "noop", "patch")
         and s.accepted is not False
         and s.clean
         and entry_ids

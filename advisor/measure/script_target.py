@@ -52,7 +52,10 @@ def _defines_factory(path: Path) -> bool:
 
 
 def script_spec(
-    target: str, argv: tuple[str, ...], pick: str = "", unit: str = "auto",
+    target: str,
+    argv: tuple[str, ...],
+    pick: str = "",
+    unit: str = "auto",
     compile_names: tuple[str, ...] = (),
 ) -> ScriptSpec:
     """The spec of a script run from the command line's words; a missing file is bad input."""
@@ -60,8 +63,12 @@ def script_spec(
     if not path.is_file():
         raise AdvisorError(f"file not found: {target}")
     return ScriptSpec(
-        path=str(path.resolve()), argv=tuple(argv), cwd=os.getcwd(), unit=unit,
-        compile=tuple(compile_names), pick=pick,
+        path=str(path.resolve()),
+        argv=tuple(argv),
+        cwd=os.getcwd(),
+        unit=unit,
+        compile=tuple(compile_names),
+        pick=pick,
     )
 
 

@@ -17,11 +17,12 @@ from typing import Any
 
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
-from advisor.core.model import BreakSite, Note, Settings, WhatIf
+from advisor.core.model import BreakSite, Note, Patch, Settings, WhatIf
 from advisor.core.taxonomy import (
     DDP_KNOB,
     Knob,
     category_for,
+    in_library,
     is_ddp_break,
     is_training_call,
     knob_for,
@@ -31,9 +32,12 @@ from advisor.measure import harness
 from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
+from advisor.measure.rewrite import patch_for
 from advisor.measure.variants import (
     disable_variant,
     noop_variant,
+    patch_record,
+    patch_variant,
     regional_variant,
     split_variant,
     undisable_variant,
@@ -89,18 +93,21 @@ def profile_default(
 
 @dataclass(frozen=True)
 class WhatIfPlan:
-    """One what-if to measure: its kind ("knob", "noop", "disable", "regional"), the captured
-    sites it may remove, and its knob or no-op."""
+    """One what-if to measure: its kind ("knob", "noop", "disable", "regional", "patch", ...),
+    the captured sites it may remove, and its knob, no-op or patch."""
 
     kind: str
     targets: tuple[BreakSite, ...]
     knob: Knob | None = None
     noop: str | None = None
+    patch: Patch | None = None
 
     @property
     def label(self) -> str:
         if self.knob is not None:
             return self.knob.name
+        if self.patch is not None:
+            return f"patch {self.patch.kind} line {self.patch.line}"
         return f"{self.kind} {self.noop}" if self.noop else self.kind
 
     def failed(self, error: str, status: str = "failed") -> WhatIf:
@@ -109,6 +116,8 @@ class WhatIfPlan:
         if self.knob is not None:
             knob = self.knob
             return WhatIf(knob.name, knob.setting, knob.fix, status, ids, error=error)
+        if self.patch is not None:
+            return replace(patch_record(self.patch, self.targets, status), error=error)
         record = variant_record(self.kind, self.targets, self.noop, status)
         return replace(record, error=error)
 
@@ -133,8 +142,19 @@ def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
             by_knob.setdefault(knob, []).append(site)
         if noop is not None:
             by_noop.setdefault(noop, []).append(site)
+    patches = _patch_plans(sites)
+    # a side effect the user's code makes is measured by its patch (the call deleted there):
+    # a no-op of the same call would time the same change again
+    deleted = {
+        t.id for p in patches if p.patch and p.patch.kind == "side_effect" for t in p.targets
+    }
     plans = [WhatIfPlan("knob", tuple(t), knob=k) for k, t in by_knob.items()]
-    plans += [WhatIfPlan("noop", tuple(t), noop=n) for n, t in by_noop.items()]
+    plans += [
+        WhatIfPlan("noop", tuple(t), noop=n)
+        for n, t in by_noop.items()
+        if not {s.id for s in t} <= deleted
+    ]
+    plans += patches
     disabled = tuple(s for s in sites if category_for(s).key == "disabled")
     if disabled:
         plans.append(WhatIfPlan("undisable", disabled))
@@ -143,6 +163,19 @@ def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
     if any(is_training_call(s) for s in sites):
         plans.append(WhatIfPlan("split", sites))
     return plans
+
+
+def _patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
+    """A patch for each break in the user's own code that a rewrite knows (one plan per
+    distinct patch: two sites the same rewrite removes share it)."""
+    by_patch: dict[tuple[str, str], tuple[Patch, list[BreakSite]]] = {}
+    for site in sites:
+        if in_library(site):
+            continue
+        patch = patch_for(site.where.file, site.where.line, category_for(site).key)
+        if isinstance(patch, Patch):
+            by_patch.setdefault((patch.file, patch.hunks), (patch, []))[1].append(site)
+    return [WhatIfPlan("patch", tuple(t), patch=p) for p, t in by_patch.values()]
 
 
 def measure_what_if(
@@ -185,4 +218,6 @@ def variant_for(
         return split_variant(workload, targets)
     if plan.kind == "undisable":
         return undisable_variant(targets)
+    if plan.patch is not None:
+        return patch_variant(plan.patch, targets)
     return regional_variant(workload, targets)

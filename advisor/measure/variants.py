@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from advisor.core.model import BreakSite, CodeUnit, WhatIf
+from advisor.core.model import BreakSite, CodeUnit, Location, Patch, WhatIf
 from advisor.measure import harness, placement, torch_adapter
+from advisor.measure.patching import InstalledPatch, NotInstallable
 from advisor.measure.whatif import Variant
 from advisor.measure.workload import Workload
 
@@ -181,3 +182,39 @@ def undisable_variant(targets: list[BreakSite]) -> Variant | None:
     enabled = torch_adapter.EnabledFrames(wrappers)
     record = replace(variant_record("undisable", tuple(targets)), fix="rewrite")
     return Variant(record, _compiled_within(lambda: enabled))
+
+
+def patch_record(patch: Patch, targets: tuple[BreakSite, ...], status: str = "measured") -> WhatIf:
+    """How a patch what-if is named in the records: by its kind and the line it rewrites."""
+    ids = tuple(t.id for t in targets)
+    key = f"patch:{patch.kind}@{patch.line}"
+    subject = CodeUnit(patch.edits[0].qualname, patch.edits[0].qualname.rsplit(".", 1)[-1])
+    where = Location(patch.file, patch.edits[0].first_line, subject.path)
+    return WhatIf(
+        key,
+        patch.kind,
+        "rewrite",
+        status,
+        ids,
+        kind="patch",
+        patch=patch,
+        subjects=(replace(subject, where=where),),
+    )
+
+
+def patch_variant(patch: Patch, targets: list[BreakSite]) -> Variant:
+    """The user's function(s) rewritten as the patch says, installed around each compile and
+    call (the file on disk untouched). Where it cannot be installed (its function not loaded,
+    its text not compiling in place), building the call raises and the what-if fails with
+    that one-line reason."""
+    record = patch_record(patch, tuple(targets))
+    try:
+        installed = InstalledPatch(patch)
+    except NotInstallable as exc:
+        reason = exc
+
+        def not_installable(workload: Workload, backend: Any) -> Callable[[], Any]:
+            raise reason
+
+        return Variant(record, not_installable)
+    return Variant(record, _compiled_within(lambda: installed))

@@ -33,6 +33,7 @@ from advisor.core.taxonomy import Knob
 from advisor.measure import harness, torch_adapter
 from advisor.measure.capture import CaptureSession
 from advisor.measure.outputs import compare_outputs
+from advisor.measure.patching import as_in_file
 from advisor.measure.timing import Timer, Timing, interleaved_samples, timer_for
 from advisor.measure.workload import Workload
 
@@ -282,6 +283,8 @@ def _compare_sites(
     if captured is None:
         return replace(record, error="the variant compiled no frame: no evidence about breaks")
     remaining = captured.sites
+    if record.patch is not None:  # the patched text's lines, read as the file's
+        remaining = as_in_file(record.patch, remaining)
     known = [*baseline_sites, *targets]
     return replace(
         record,

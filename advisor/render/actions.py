@@ -18,6 +18,7 @@ from advisor.core.paths import is_installed
 from advisor.core.taxonomy import DDP_KNOB
 from advisor.judge.numerics import DEFAULT_DIFF_MULTIPLE
 from advisor.render.formatting import Display, fmt_ms, location
+from advisor.render.patch_words import patch_caveat, patch_summary
 from advisor.render.ranks import DDP_NO_OVERLAP
 from advisor.render.recipes import category_title
 
@@ -198,6 +199,18 @@ def _upstream(action: Action, ctx: ActionContext, display: Display) -> str:
     )
 
 
+def _patch(action: Action, ctx: ActionContext, display: Display) -> str | Title:
+    patch = action.patch
+    if patch is None:
+        return _code_title(action, ctx, display)
+    basis = "measured" if action.measured else "estimated"
+    head = (
+        f"Apply this patch at {location(action.where, display)}: {patch_summary(patch)} ({basis})"
+    )
+    caveat = patch_caveat(patch)
+    return Title(head, caveat, "; ") if caveat else head
+
+
 def _code_title(action: Action, ctx: ActionContext, display: Display) -> str:
     entry = ctx.entry
     what = category_title(entry.decision.category) if entry and entry.decision else "break"
@@ -219,6 +232,7 @@ _TITLES: dict[str, Callable[[Action, ActionContext, Display], str | Title]] = {
     "dynamic": _dynamic,
     "recompile": _recompile,
     "upstream": _upstream,
+    "patch": _patch,
 }
 
 
@@ -312,4 +326,7 @@ def what_if_label(w: WhatIf) -> str:
         return f"`{w.knob.split(':', 1)[1]}` made a no-op"
     if w.kind == "undisable":
         return "the `torch.compiler.disable` boundary removed"
+    if w.kind == "patch" and w.patch is not None:
+        unit = w.subjects[0].path if w.subjects else "the function"
+        return f"patch `{unit}`: {patch_summary(w.patch)}"
     return f"`{w.knob}`"

@@ -206,12 +206,25 @@ def _body(report: Report, v: ReportView) -> list[RenderableType]:
         ]
     elif (default := report.mode("default")) is not None and default.status == "ok":
         out += [Text(""), _text(f"No graph breaks captured ({len(report.graphs)} graph(s)).")]
+    out += _patches(v)
     if v.recompile_rows:
         out += [Text(""), _text(f"Recompiles ({len(v.recompile_rows)}):")]
         out += [Padding(_text(f"{r[0]} {r[1]}: {r[2]}"), (0, 0, 0, 2)) for r in v.recompile_rows]
     if v.coverage:
         out += [Text(""), _text(f"Attribution coverage: {v.coverage}")]
     out += [_labelled("warning:", w) for w in v.warnings]
+    return out
+
+
+def _patches(v: ReportView) -> list[RenderableType]:
+    """Each generated patch: what it does, what measuring it found, and its diff (short: the
+    lines a rewrite changes and three of context), folded at the console's edge."""
+    out: list[RenderableType] = []
+    for p in v.patches:
+        out += [Text(""), _text(f"Patch {p.name}: {p.label}"), _labelled("-", p.outcome)]
+        if p.caveat:
+            out.append(_labelled("-", p.caveat))
+        out.append(Padding(_text(p.diff.rstrip("\n")), (0, 0, 0, NOTE_INDENT)))
     return out
 
 

@@ -5,19 +5,22 @@ Each break gets `gb_code`, `gb_type`, `file`, `line`, `function`, `code`, `also_
 "small", "never ran"), `category`, `overhead_ms`, `tensor_work_ms`, `python_work_ms`,
 `gap_ms`, `why`, `recipe` and its `what_if` record; each action a `title`; the report gets
 `alerts` (the warnings every rendering shows at its top: noisy modes, medians that missed their
-target, a fullgraph failure) and `warning_texts` (each note in `warnings`, worded). They are
+target, a fullgraph failure), `warning_texts` (each note in `warnings`, worded) and `patches`
+(each generated patch: `name`, `label`, `outcome`, `caveat`, `diff`); a patch action gets its
+`diff`. They are
 ignored when the report is read back (the records are the source), so a report re-renders the
 same anywhere.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
-from advisor.core.model import BreakEntry, Report, to_jsonable
+from advisor.core.model import Action, BreakEntry, Report, to_jsonable
 from advisor.render import prose
-from advisor.render.view import build_view, displayer
+from advisor.render.view import ReportView, build_view, displayer
 
 
 def render_json(report: Report) -> str:
@@ -31,10 +34,19 @@ def render_json(report: Report) -> str:
         for entry, entry_data in zip(report.breaks, data["breaks"], strict=True)
     ]
     data["actions"] = [
-        {**action_data, "title": prose.action_title(action, report, display)}
+        {**action_data, "title": prose.action_title(action, report, display), **_diff(action, view)}
         for action, action_data in zip(report.actions, data["actions"], strict=True)
     ]
+    data["patches"] = [dataclasses.asdict(p) for p in view.patches]
     return json.dumps(data, indent=2, allow_nan=False)
+
+
+def _diff(action: Action, view: ReportView) -> dict[str, str]:
+    """A patch action's unified diff, as report.md shows it."""
+    if action.patch is None:
+        return {}
+    shown = next((p.diff for p in view.patches if p.diff.endswith(action.patch.hunks)), None)
+    return {"diff": shown} if shown else {}
 
 
 def _break_fields(entry: BreakEntry, report: Report, display: prose.Display) -> dict[str, Any]:

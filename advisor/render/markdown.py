@@ -26,13 +26,14 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return tabulate(safe, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
-def md_fenced(text: str) -> str:
-    """Untrusted lines (a script's output) as one fenced code block, shown as written: its fence
-    is longer than any run of backticks in the text, so no line of it can close the block."""
+def md_fenced(text: str, language: str = "text") -> str:
+    """Untrusted lines (a script's output, a diff of source) as one fenced code block, shown as
+    written: its fence is longer than any run of backticks in the text, so no line of it can
+    close the block."""
     text = without_controls(text)
     longest = max((len(m.group()) for m in BACKTICKS.finditer(text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def _tails(v: ReportView) -> dict[str, str]:
@@ -67,4 +68,5 @@ def _tables(v: ReportView) -> dict[str, str]:
 def render_markdown(report: Report) -> str:
     view = build_view(report)
     template = environment().get_template("report.md.j2")
-    return template.render(v=view, tables=_tables(view), tails=_tails(view))
+    diffs = [md_fenced(p.diff.rstrip("\n"), "diff") for p in view.patches]
+    return template.render(v=view, tables=_tables(view), tails=_tails(view), diffs=diffs)

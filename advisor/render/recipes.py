@@ -9,6 +9,7 @@ from advisor.core.model import BreakEntry, BreakSite, Report
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import skipped_in_loop
 from advisor.render.formatting import Display, fmt_ms, location
+from advisor.render.patch_words import patch_summary
 from advisor.render.ranks import DDP_RECIPE
 
 TITLES = {
@@ -196,8 +197,14 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
     w = report.what_if(entry.what_if_knob)
     if decision is None or w is None or decision.knob_outcome is None:
         return ""
-    if decision.basis == "measured" and w.kind == "noop":
-        call = w.knob.split(":", 1)[1]
+    if decision.basis == "measured" and w.kind == "patch" and not w.deletes_call:
+        return (
+            f"\nMeasured here: the patch ({patch_summary(w.patch)}) removes this break "
+            f"and saves {fmt_ms(w.saving_ms)} ms per call with outputs matching eager: apply it "
+            "(report.md shows the diff)."
+        )
+    if decision.basis == "measured" and w.deletes_call:
+        call = w.patch.names[0] if w.patch and w.patch.names else w.knob.split(":", 1)[1]
         kept = entry.parts.python_work_ms if decision.fix == "isolate" else 0.0
         moved = (
             f"; moving it out keeps the call's own {fmt_ms(kept)} ms, so that saves "
@@ -206,7 +213,7 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
             else ""
         )
         return (
-            f"\nMeasured here: with `{call}` made a no-op the step is {fmt_ms(w.saving_ms)} ms "
+            f"\nMeasured here: with `{call}` deleted the step is {fmt_ms(w.saving_ms)} ms "
             f"per call shorter (what deleting the call saves){moved}."
         )
     if decision.basis == "measured" and w.kind == "undisable":

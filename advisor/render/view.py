@@ -18,6 +18,7 @@ from advisor.render.alerts import alerts
 from advisor.render.formatting import MODE_LABELS, Display, fmt_bytes, fmt_ms, fmt_pct, fmt_s
 from advisor.render.notes import note_text
 from advisor.render.view_breaks import BreakView, break_view
+from advisor.render.view_patches import PatchView, patch_views
 from advisor.render.view_script import ScriptView, script_view
 
 MEMORY_METHODS = {
@@ -81,6 +82,7 @@ class ReportView:
     rank_note: str | None = None
     splits: tuple[str, ...] = ()  # graphs split on purpose (DDP's optimizer)
     script: ScriptView | None = None  # a script target: its survey (None: not a script)
+    patches: tuple[PatchView, ...] = ()  # patches generated for breaks in the user's code
 
 
 BREAK_HEADERS = (
@@ -151,6 +153,7 @@ def build_view(report: Report) -> ReportView:
         rank_note=ranks.rank_note(report),
         splits=ranks.split_lines(report),
         script=script_view(report),
+        patches=patch_views(report, display),
     )
 
 

@@ -1,0 +1,222 @@
+"""A `Patch` installed in a running process, the file on disk left untouched.
+
+Each edited function is compiled from the patch's text into a code object, and every live
+function object that runs the original code gets the new code for as long as the patch is
+installed. Swapping `__code__` rather than rebinding names reaches every holder at once (a
+bound method, a class attribute, an alias in another module), and Dynamo keys its caches by
+code object, so the patched function compiles afresh. The text is compiled inside the classes
+and functions its qualified name says it lies in, so private names are mangled, `super()` finds
+its class and a closure keeps its free variables, as in the file. Decorators in the text are not
+applied (the code object is taken from the compiled text, not executed); an edit that removes a
+`torch.compiler.disable` decorator is installed by calling the wrapped function where the
+wrapper was held (`torch_adapter.EnabledFrames`).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import gc
+import textwrap
+import types
+from contextlib import ExitStack
+from dataclasses import replace
+
+from advisor.core.model import BreakSite, FunctionEdit, Location, Patch
+from advisor.core.patch import lf_text
+from advisor.measure import torch_adapter
+
+_INDENT = "    "
+
+
+class NotInstallable(RuntimeError):
+    """The patch cannot be installed in this process (its function was not found, or its text
+    does not compile to a compatible function); the message is one line."""
+
+
+class InstalledPatch:
+    """A context manager that installs the patch while entered; re-entrant across calls (each
+    compile and call of the variant enters it), cheap to enter (a few attribute stores)."""
+
+    def __init__(self, patch: Patch) -> None:
+        self.swaps: list[tuple[types.FunctionType, types.CodeType, types.CodeType]] = []
+        self.unwrapped: list[str] = []
+        functions = [f for f in gc.get_objects() if type(f) is types.FunctionType]
+        for edit in patch.edits:
+            if edit.unwrap:
+                self.unwrapped.append(edit.qualname.rsplit(".", 1)[-1])
+                continue
+            live = _live(functions, patch.file, edit)
+            if not live:
+                raise NotInstallable(f"{edit.qualname} (line {edit.first_line}) is not loaded")
+            new = compiled_code(edit, patch.file, live[0].__code__)
+            self.swaps += [(f, f.__code__, new) for f in live]
+        self._wrappers = torch_adapter.disabled_wrappers(set(self.unwrapped))
+        if self.unwrapped and not self._wrappers:
+            raise NotInstallable(f"no torch.compiler.disable wrapper of {self.unwrapped[0]}")
+        self._stack: ExitStack | None = None
+
+    def __enter__(self) -> InstalledPatch:
+        for fn, _, new in self.swaps:
+            fn.__code__ = new
+        self._stack = ExitStack()
+        if self._wrappers:
+            self._stack.enter_context(torch_adapter.EnabledFrames(self._wrappers))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fn, original, _ in self.swaps:
+            fn.__code__ = original
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+
+
+def _live(
+    functions: list[types.FunctionType], file: str, edit: FunctionEdit
+) -> list[types.FunctionType]:
+    """Every function object running the edit's original code (a decorator's wrapper may hold
+    one code object in several function objects)."""
+    return [
+        f
+        for f in functions
+        if f.__code__.co_filename == file
+        and f.__code__.co_firstlineno == edit.first_line
+        and f.__code__.co_qualname == edit.qualname
+    ]
+
+
+def compiled_code(edit: FunctionEdit, file: str, original: types.CodeType) -> types.CodeType:
+    """The edit's text compiled in its nesting, as a code object that can replace `original`."""
+    source, depth = _nested_source(edit, original.co_freevars)
+    # Blank lines before it so tracebacks and Dynamo's break lines point near the file's lines.
+    padding = "\n" * max(0, edit.first_line - 1 - depth)
+    try:
+        module_code = compile(padding + source, file, "exec")
+    except SyntaxError as exc:
+        raise NotInstallable(f"the patched {edit.qualname} does not compile: {exc.msg}") from None
+    found = _find_code(module_code, edit.qualname)
+    if found is None:
+        raise NotInstallable(f"the patched text holds no function {edit.qualname}")
+    if found.co_freevars != original.co_freevars:
+        raise NotInstallable(
+            f"the patched {edit.qualname} closes over {found.co_freevars}, "
+            f"the original over {original.co_freevars}"
+        )
+    return found
+
+
+def _nested_source(edit: FunctionEdit, freevars: tuple[str, ...]) -> tuple[str, int]:
+    """The edit's text inside stand-ins for the classes and functions that hold it (from its
+    qualified name): a class keeps name mangling and `super()`'s cell, an enclosing function
+    binds the free variables so they stay free. Returns the text and the header lines added."""
+    parts = edit.qualname.split(".")[:-1]
+    headers: list[str] = []
+    depth = 0
+    index = 0
+    while index < len(parts):
+        name = parts[index]
+        is_function = index + 1 < len(parts) and parts[index + 1] == "<locals>"
+        indent = _INDENT * depth
+        if is_function:
+            headers.append(f"{indent}def {name}():")
+            bound = [v for v in freevars if v != "__class__"]
+            if bound:
+                headers.append(f"{indent}{_INDENT}{', '.join(bound)} = {_nones(len(bound))}")
+            index += 2
+        else:
+            headers.append(f"{indent}class {name}:")
+            index += 1
+        depth += 1
+    body = textwrap.indent(textwrap.dedent(lf_text(edit.after)), _INDENT * depth)
+    return "\n".join([*headers, body]), len(headers)
+
+
+def _nones(count: int) -> str:
+    return "None" if count == 1 else ", ".join(["None"] * count)
+
+
+def _find_code(code: types.CodeType, qualname: str) -> types.CodeType | None:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_qualname == qualname:
+                return const
+            found = _find_code(const, qualname)
+            if found is not None:
+                return found
+    return None
+
+
+def as_in_file(patch: Patch, sites: tuple[BreakSite, ...]) -> tuple[BreakSite, ...]:
+    """The breaks a patched run captured, with lines of the installed text read as lines of the
+    file: a line the patch kept maps to where it is on disk (so a break it did not touch is
+    the original's, not a new one); a break at a `torch.compiler.disable` helper the patch adds
+    is left out (the patch isolates that work on purpose); a break on another line the patch
+    wrote stays, at the patched text's line."""
+    out = []
+    for site in sites:
+        line = _file_line(patch, site.where)
+        if line is _INTENDED:
+            continue
+        if isinstance(line, int):
+            site = replace(site, where=replace(site.where, line=line))
+        out.append(site)
+    return tuple(out)
+
+
+_INTENDED = object()
+
+
+def _file_line(patch: Patch, where: Location) -> object:
+    """The file's line for a line of the installed text, `_INTENDED` for a break the patch
+    means to leave, None for a line the patch wrote (or outside every edit)."""
+    if where.file != patch.file:
+        return None
+    for edit in patch.edits:
+        offset = where.line - edit.first_line
+        after = lf_text(edit.after).splitlines()
+        if not 0 <= offset < len(after):
+            continue
+        if offset in _isolating_lines(edit.after):
+            return _INTENDED
+        kept = _kept_lines(lf_text(edit.before).splitlines(), after)
+        return edit.first_line + kept[offset] if offset in kept else None
+    return None
+
+
+def _kept_lines(before: list[str], after: list[str]) -> dict[int, int]:
+    """0-based line of the patched text -> 0-based line of the original, for lines kept."""
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return {b + k: a + k for a, b, size in matcher.get_matching_blocks() for k in range(size)}
+
+
+def _isolating_lines(text: str) -> set[int]:
+    """0-based lines of the text that define or call a nested function it decorates with
+    `torch.compiler.disable` (decorator and header lines, and each call's lines)."""
+    try:
+        tree = ast.parse(textwrap.dedent(lf_text(text)))
+    except SyntaxError:
+        return set()
+    top = tree.body[0] if tree.body else None
+    helpers = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node is not top and _disables(node)
+    ]
+    lines: set[int] = set()
+    names = {h.name for h in helpers}
+    for helper in helpers:
+        first = min([d.lineno for d in helper.decorator_list] + [helper.lineno])
+        lines.update(range(first - 1, helper.body[0].lineno - 1))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            lines.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
+    return lines
+
+
+def _disables(node: ast.FunctionDef) -> bool:
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr == "disable":
+            return True
+    return False

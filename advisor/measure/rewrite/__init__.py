@@ -1,0 +1,95 @@
+"""Source patches for graph breaks in the user's own code (torch-free: `ast` and text only).
+
+`patch_for(file, line, category)` reads the file, finds the innermost function whose body holds
+the break's line and the statement there, and tries the rewriters (the category's own first):
+`side_effect` (delete a print/logging call), `scalar_bookkeeping` (`.item()`/`.tolist()`
+bookkeeping moved into a `torch.compiler.disable`d nested helper), `tensor_branch` (`if` on a
+tensor as `torch.where`), `mask_gather` (a nonzero/boolean-mask gather as a masked where),
+`compile_boundary` (drop `graph_break()` and `torch.compiler.disable`). The first that applies
+gives the `Patch`; otherwise a `Refusal` says why in one line. The edit replaces only the lines
+it changes; everything else stays as written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from advisor.core.patch import PATCH_KINDS, Patch
+from advisor.core.paths import is_installed
+from advisor.measure.rewrite.boundary import rewrite_compile_boundary
+from advisor.measure.rewrite.branches import rewrite_tensor_branch
+from advisor.measure.rewrite.build import build_patch
+from advisor.measure.rewrite.expressions import brief
+from advisor.measure.rewrite.locate import Site, locate, statements_at
+from advisor.measure.rewrite.masks import rewrite_mask_gather
+from advisor.measure.rewrite.outcome import Refusal, Rewrite
+from advisor.measure.rewrite.scalars import rewrite_scalar_bookkeeping
+from advisor.measure.rewrite.side_effects import rewrite_side_effect
+from advisor.measure.rewrite.source import read_source
+
+__all__ = ["CATEGORY_KINDS", "Refusal", "patch_for"]
+
+Rewriter = Callable[[Site], Rewrite | Refusal | None]
+
+REWRITERS: dict[str, Rewriter] = {
+    "side_effect": rewrite_side_effect,
+    "scalar_bookkeeping": rewrite_scalar_bookkeeping,
+    "tensor_branch": rewrite_tensor_branch,
+    "mask_gather": rewrite_mask_gather,
+    "compile_boundary": rewrite_compile_boundary,
+}
+CATEGORY_KINDS = {  # the break's category -> the rewriter tried first
+    "print": "side_effect",
+    "logging": "side_effect",
+    "scalar_extraction": "scalar_bookkeeping",
+    "data_dependent_branch": "tensor_branch",
+    "dynamic_shape": "mask_gather",
+    "explicit": "compile_boundary",
+    "disabled": "compile_boundary",
+}
+ADVISOR_DIR = Path(__file__).resolve().parents[2]  # rewrite -> measure -> advisor
+NOT_USERS_CODE = Refusal("not the user's code")
+
+
+def patch_for(file: str, line: int, category: str) -> Patch | Refusal:
+    """A patch for the break at `file`:`line`, or why there is none."""
+    if not _users_code(file):
+        return NOT_USERS_CODE
+    source = read_source(file)
+    if isinstance(source, Refusal):
+        return source
+    site = locate(source, line)
+    if isinstance(site, Refusal):
+        return site
+    if site.statement is None:
+        return Refusal(f"line {line} holds no statement")
+    first_refusal: Refusal | None = None
+    candidates = [dataclasses.replace(site, statement=s) for s in statements_at(site)]
+    for kind in _order(category):
+        for candidate in candidates:
+            outcome = REWRITERS[kind](candidate)
+            if isinstance(outcome, Rewrite):
+                outcome = build_patch(candidate, outcome)
+                if isinstance(outcome, Patch):
+                    return outcome
+            if isinstance(outcome, Refusal) and first_refusal is None:
+                first_refusal = outcome
+    return first_refusal or Refusal(f"no rewrite applies to `{brief(source, site.statement)}`")
+
+
+def _order(category: str) -> list[str]:
+    first = CATEGORY_KINDS.get(category)
+    return ([first] if first else []) + [kind for kind in PATCH_KINDS if kind != first]
+
+
+def _users_code(file: str) -> bool:
+    if is_installed(file):
+        return False
+    try:
+        inside = os.path.commonpath([os.path.realpath(file), str(ADVISOR_DIR)]) == str(ADVISOR_DIR)
+    except ValueError:  # another drive (Windows)
+        inside = False
+    return not inside

@@ -1,0 +1,97 @@
+"""A rewrite made into a `Patch`: the `import torch` it may need, the file's new lines, the
+edited function before and after, and the diff's hunks. The function's new text must compile
+on its own (the worker compiles it in the module's globals), or there is no patch."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from advisor.core.patch import FunctionEdit, Patch, lf_text
+from advisor.measure.rewrite.locate import Site
+from advisor.measure.rewrite.outcome import FunctionNode, LineEdit, Refusal, Rewrite
+from advisor.measure.rewrite.splice import (
+    OverlappingEdits,
+    apply_edits,
+    function_span,
+    insert_statements,
+    new_span,
+    span_text,
+    unified_hunks,
+)
+
+
+def build_patch(site: Site, rewrite: Rewrite) -> Patch | Refusal:
+    function = rewrite.function
+    edits = rewrite.edits
+    first_edit = min(edit.first for edit in edits)
+    if rewrite.uses_torch and not site.torch_bound and not _imports_torch(function, first_edit):
+        edits = (_import_torch(site, function), *edits)
+    try:
+        new_lines = apply_edits(site.source, edits)
+    except OverlappingEdits as error:
+        return Refusal(f"the rewrite of this function is inconsistent ({error})")
+    first, last = function_span(function)
+    after = span_text(new_lines, *new_span(function, edits))
+    qualname = site.qualnames[function]
+    refused = _compile_refusal(qualname, after, "".join(new_lines))
+    if refused is not None:
+        return refused
+    edit = FunctionEdit(
+        qualname=qualname,
+        first_line=first,
+        last_line=last,
+        before=span_text(site.source.lines, first, last),
+        after=after,
+        unwrap=rewrite.unwrap,
+    )
+    return Patch(
+        kind=rewrite.kind,
+        file=site.source.file,
+        line=site.line,
+        edits=(edit,),
+        hunks=unified_hunks(site.source.lines, new_lines),
+        names=rewrite.names,
+    )
+
+
+def _imports_torch(function: FunctionNode, before_line: int) -> bool:
+    """The function's body runs `import torch` itself before the edited lines (one after them
+    would make `torch` a local name still unbound where the new code reads it)."""
+    return any(
+        isinstance(node, ast.Import)
+        and any(a.name == "torch" and not a.asname for a in node.names)
+        and node.lineno < before_line
+        for node in function.body
+    )
+
+
+def _import_torch(site: Site, function: FunctionNode) -> LineEdit:
+    """`import torch` as the body's first statement (after a docstring), above the comment
+    lines that introduce the statement it goes before."""
+    body = function.body
+    has_docstring = (
+        isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    )
+    if has_docstring and len(body) > 1:
+        line = (body[0].end_lineno or body[0].lineno) + 1
+        indent = site.source.indent_of(body[1].lineno)
+    else:
+        line = body[0].lineno
+        indent = site.source.indent_of(line)
+        while line - 1 in site.source.comment_lines:
+            line -= 1
+    return insert_statements(line, ["import torch"], indent)
+
+
+def _compile_refusal(qualname: str, after: str, new_text: str) -> Refusal | None:
+    """A rewriter's mistake shows here, as a refusal rather than a broken patch."""
+    try:
+        compile(textwrap.dedent(lf_text(after)), f"<{qualname}>", "exec", dont_inherit=True)
+        ast.parse(new_text)
+    except (SyntaxError, ValueError) as error:
+        message = error.msg if isinstance(error, SyntaxError) else str(error)
+        return Refusal(f"the rewritten `{qualname}` does not compile ({message})")
+    return None

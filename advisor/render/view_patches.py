@@ -1,0 +1,64 @@
+"""The patches a run generated for breaks in the user's code, each as a unified diff beside what
+measuring it found.
+
+A diff's header names the file relative to a base folder: the report's own display path in
+report.md / report.html / report.json (the base is the workload's folder, so the text reads the
+same wherever the report is opened), and the path from the folder the patch is applied in for
+`--write-patches` (`patch_file_text`), so `git apply` / `patch -p1` accept it there.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from advisor.core.model import Patch, Report, WhatIf
+from advisor.render import prose
+from advisor.render.actions import what_if_label
+from advisor.render.formatting import Display
+from advisor.render.patch_words import patch_caveat
+
+
+@dataclass(frozen=True)
+class PatchView:
+    """One generated patch: what it is, what measuring it found, and its diff."""
+
+    name: str  # a file name for it: `01-side_effect-model.py-42.patch`
+    label: str  # what it does, where
+    outcome: str  # the what-if line: measured saving, no effect, changed output, failed
+    caveat: str | None  # what it changes that comparing outputs cannot show
+    diff: str  # unified diff with its header
+
+
+def patch_views(report: Report, display: Display) -> tuple[PatchView, ...]:
+    patched = [w for w in report.what_ifs if w.kind == "patch" and w.patch is not None]
+    return tuple(_view(i, w, display) for i, w in enumerate(patched, 1))
+
+
+def _view(index: int, w: WhatIf, display: Display) -> PatchView:
+    assert w.patch is not None
+    patch = w.patch
+    return PatchView(
+        name=patch_file_name(index, patch),
+        label=what_if_label(w),
+        outcome=prose.what_if_line(w),
+        caveat=patch_caveat(patch),
+        diff=unified_diff(patch, display(patch.file)),
+    )
+
+
+def patch_file_name(index: int, patch: Patch) -> str:
+    stem = os.path.basename(patch.file).replace(".", "_")
+    return f"{index:02d}-{patch.kind}-{stem}-{patch.line}.patch"
+
+
+def unified_diff(patch: Patch, path: str) -> str:
+    """The patch's hunks under a `git diff`-style header naming `path` (forward slashes)."""
+    shown = path.replace("\\", "/")
+    return f"--- a/{shown}\n+++ b/{shown}\n{patch.hunks}"
+
+
+def patch_file_text(patch: Patch, apply_in: str) -> str:
+    """The patch as a file for `git apply` / `patch -p1` run in the folder `apply_in`: the path
+    in its header is the file's path from there."""
+    return unified_diff(patch, os.path.relpath(patch.file, apply_in))

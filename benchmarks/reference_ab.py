@@ -1,0 +1,461 @@
+"""An independent, replicated A/B reference: what a fix saves, measured in fresh processes.
+
+    python -m benchmarks.reference_ab --variant default=scenarios.print_logging:workload \\
+        --variant fixed=scenarios.print_logging:fixed [--rounds 5] [--threads 1] \\
+        [--mode default] [--seconds 1.0] [--out FILE.json]
+
+advisor's own numbers are checked against this script, so it shares no code with
+`advisor/measure/` or advisor's statistics: it imports nothing from `advisor` (a factory's
+`Workload` is read by its fields, `fn`, `args`, `kwargs` and `compiled_module`).
+
+A TARGET is `module:factory` or `path/to/file.py:factory`; the factory is called with the device
+name and returns a Workload or a `(fn, args[, kwargs])` tuple. `NAME=TARGET@MODE` sets one
+variant's mode: `eager` (not compiled), `default` (`torch.compile(fn)`) or `fullgraph`
+(`torch.compile(fn, fullgraph=True)`); a Workload with `compiled_module` has that module compiled
+in place (`module.compile()`) and `fn` called eagerly around it.
+
+Rounds are outermost and the variants run once per round, their order rotated by round (A B C,
+B C A, C A B, ...), each in a fresh Python process (`--child`): a second compile in one process
+is not a first one, and drift of the host over time falls on all variants alike. A child pins
+torch's threads, builds the workload, compiles it, times the first call (compile included),
+warms up, then times calls for `--seconds` in blocks of about 20 ms and prints one JSON line.
+The parent pairs the variants by round: the saving of each variant against the first (the
+baseline) is the mean of the per-round differences with a 95% t-interval across rounds, in ms
+and as a share of the baseline's round median. The spread between processes is the noise that
+matters for a rerun; one process's interval understates it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES = ("eager", "default", "fullgraph")
+DEVICE = "cpu"  # the reference is a CPU measurement: no device synchronisation in the timing
+BLOCK_S = 0.02
+MIN_BLOCKS = 3
+WARMUP_CALLS, WARMUP_S = 10, 0.2
+CHILD_TIMEOUT_S = 1800.0  # a cold Inductor compile of a large model takes minutes, not hours
+RESULT_KEY = "reference_ab"  # marks the child's result line among what the workload prints
+# Two-sided 95% quantiles of Student's t for df 1..30, used where scipy is not installed.
+T_975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    target: str
+    mode: str
+
+
+# --- child: one variant, one fresh process --------------------------------------------------
+
+
+def load_factory(target: str) -> Callable[..., Any]:
+    """The factory a `module:factory` or `path/to/file.py:factory` target names."""
+    where, sep, name = target.rpartition(":")
+    if not sep or not where or not name:
+        raise ValueError(f"target {target!r} is not module:factory or path/to/file.py:factory")
+    if where.endswith(".py"):
+        path = Path(where).resolve()
+        spec = importlib.util.spec_from_file_location(f"reference_ab_target_{path.stem}", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        # registered before it runs: dataclasses and pickling look a module up by its name
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        raise AttributeError(f"{where} has no callable {name!r}")
+    return factory
+
+
+def build_workload(target: str) -> tuple[Callable[..., Any], tuple, dict, Any]:
+    """fn, args, kwargs and the module to compile in place (or None) of a target's workload."""
+    produced = load_factory(target)(DEVICE)
+    if hasattr(produced, "fn"):  # a Workload, read by its fields
+        module = getattr(produced, "compiled_module", None)
+        return produced.fn, tuple(produced.args), dict(produced.kwargs), module
+    if not isinstance(produced, tuple) or len(produced) not in (2, 3):
+        raise TypeError(f"{target} returned {type(produced).__name__}, not a Workload or tuple")
+    args = produced[1] if isinstance(produced[1], tuple) else (produced[1],)
+    kwargs = dict(produced[2]) if len(produced) == 3 else {}
+    return produced[0], args, kwargs, None
+
+
+def pin_threads(threads: int, mode: str) -> None:
+    """Pin torch's intra-op threads (the parent also set OMP_NUM_THREADS for its import)."""
+    if mode == "eager" and "torch" not in sys.modules:
+        return  # a workload that does not use torch: nothing to pin, and no import to pay
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def compiled_call(
+    fn: Callable[..., Any], args: tuple, kwargs: dict, module: Any, mode: str
+) -> Callable[[], Any]:
+    """One call of the workload compiled per `mode` (compilation itself is lazy in torch)."""
+    if mode == "eager":
+        return lambda: fn(*args, **kwargs)
+    import torch
+
+    fullgraph = mode == "fullgraph"
+    if module is not None:
+        module.compile(fullgraph=fullgraph)  # in place: fn's calls of it go through the compile
+        return lambda: fn(*args, **kwargs)
+    compiled = torch.compile(fn, fullgraph=fullgraph)
+    return lambda: compiled(*args, **kwargs)
+
+
+def run_block(call: Callable[[], Any], number: int) -> float:
+    """Seconds for `number` calls."""
+    started = time.perf_counter()
+    for _ in range(number):
+        call()
+    return time.perf_counter() - started
+
+
+def calls_per_block(call: Callable[[], Any]) -> int:
+    """How many calls make a block of about BLOCK_S: doubled until a trial is long enough to
+    time well, then scaled."""
+    number = 1
+    while True:
+        elapsed = run_block(call, number)
+        if elapsed >= BLOCK_S / 2 or number >= 1 << 22:
+            return max(1, round(number * BLOCK_S / max(elapsed, 1e-9)))
+        number *= 2
+
+
+def time_variant(call: Callable[[], Any], seconds: float) -> tuple[int, list[float]]:
+    """Warm up, calibrate, then per-call ms of each block until `seconds` have passed."""
+    started, calls = time.perf_counter(), 0
+    # both: 10 calls settle a slow workload, 0.2 s a fast one (caches, clocks, allocator)
+    while calls < WARMUP_CALLS or time.perf_counter() - started < WARMUP_S:
+        call()
+        calls += 1
+    number = calls_per_block(call)
+    blocks: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(blocks) < MIN_BLOCKS or time.perf_counter() < deadline:
+        blocks.append(run_block(call, number) / number * 1e3)
+    return number, blocks
+
+
+def child_main(target: str, mode: str, threads: int, seconds: float) -> int:
+    fn, args, kwargs, module = build_workload(target)
+    pin_threads(threads, mode)
+    started = time.perf_counter()
+    call = compiled_call(fn, args, kwargs, module, mode)
+    call()
+    first_call_s = time.perf_counter() - started
+    number, blocks = time_variant(call, seconds)
+    result = {
+        RESULT_KEY: 1,
+        "median_ms": statistics.median(blocks),
+        "blocks_ms": blocks,
+        "calls_per_block": number,
+        "first_call_s": first_call_s,
+    }
+    # on a line of its own: the workload may have printed without a newline
+    out = sys.__stdout__ or sys.stdout
+    out.write("\n" + json.dumps(result) + "\n")
+    out.flush()
+    return 0
+
+
+# --- parent: rounds of fresh processes, paired by round ----------------------------------------
+
+
+def parse_variant(name: str, spec: str, default_mode: str) -> Variant:
+    """`TARGET` or `TARGET@MODE` (a factory name cannot hold '@', so a suffix there is a mode)."""
+    head, colon, factory = spec.rpartition(":")
+    mode = default_mode
+    if "@" in factory:
+        factory, _, mode = factory.partition("@")
+    if not name or not colon or not head or not factory:
+        raise ValueError(f"variant {name}={spec}: expected NAME=module:factory[@mode]")
+    if mode not in MODES:
+        raise ValueError(f"variant {name}: mode {mode!r} is not one of {', '.join(MODES)}")
+    return Variant(name, f"{head}:{factory}", mode)
+
+
+def child_env(threads: int) -> dict[str, str]:
+    env = dict(os.environ)
+    # the child runs `-m benchmarks.reference_ab` from the caller's folder (relative targets)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    # sized at torch's import, before the child can call set_num_threads
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
+    return env
+
+
+def result_line(stdout: str) -> dict[str, Any] | None:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith("{") and RESULT_KEY in line:
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and value.get(RESULT_KEY) == 1:
+                return value
+    return None
+
+
+def run_child(variant: Variant, threads: int, seconds: float) -> dict[str, Any]:
+    """One fresh process for one variant: its result, or ok False and the child's last words."""
+    command = [
+        sys.executable, "-m", "benchmarks.reference_ab", "--child",
+        "--target", variant.target, "--mode", variant.mode,
+        "--threads", str(threads), "--seconds", repr(seconds),
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(
+            command, capture_output=True, text=True, env=child_env(threads),
+            timeout=CHILD_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"timed out after {CHILD_TIMEOUT_S:g} s"}
+    result = result_line(proc.stdout)
+    if proc.returncode != 0 or result is None:
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        error = lines[-1].strip() if lines else f"exit status {proc.returncode}, no result"
+        return {"ok": False, "error": error}
+    result.pop(RESULT_KEY)
+    return {"ok": True, **result}
+
+
+def t_quantile(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with `df` degrees of freedom."""
+    try:
+        from scipy.stats import t
+    except ImportError:
+        # past df 30 the df-30 value: a little wide, never too narrow
+        return T_975[min(df, len(T_975)) - 1]
+    return float(t.ppf(0.975, df))
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float | None, list[float] | None]:
+    """Mean and 95% t-interval across rounds (no interval from fewer than two)."""
+    if not values:
+        return None, None
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, None
+    half = t_quantile(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, [mean - half, mean + half]
+
+
+def variant_summary(variant: Variant, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    round_ms = [run["median_ms"] if run["ok"] else None for run in runs]
+    ok = [ms for ms in round_ms if ms is not None]
+    return {
+        "target": variant.target,
+        "mode": variant.mode,
+        "round_ms": round_ms,
+        "median_ms": statistics.median(ok) if ok else None,
+        "min_ms": min(ok) if ok else None,
+        "max_ms": max(ok) if ok else None,
+        "first_call_s": [run.get("first_call_s") for run in runs],
+        "calls_per_block": [run.get("calls_per_block") for run in runs],
+        "blocks_ms": [run.get("blocks_ms") for run in runs],
+        "failed_rounds": [
+            {"round": i, "error": run["error"]} for i, run in enumerate(runs) if not run["ok"]
+        ],
+    }
+
+
+def saving(baseline: str, base_ms: list[float | None], ms: list[float | None]) -> dict[str, Any]:
+    """The baseline's round median minus the variant's, paired by round."""
+    per_round = [
+        b - v if b is not None and v is not None else None for b, v in zip(base_ms, ms, strict=True)
+    ]
+    share = [
+        s / b if s is not None and b else None for s, b in zip(per_round, base_ms, strict=True)
+    ]
+    mean_ms, ci_ms = mean_interval([s for s in per_round if s is not None])
+    mean_share, ci_share = mean_interval([s for s in share if s is not None])
+    return {
+        "baseline": baseline,
+        "paired_rounds": sum(s is not None for s in per_round),
+        "per_round_ms": per_round,
+        "mean_ms": mean_ms,
+        "ci95_ms": ci_ms,
+        "per_round_share": share,
+        "mean_share": mean_share,
+        "ci95_share": ci_share,
+    }
+
+
+def host_info() -> dict[str, Any]:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "hostname": platform.node(),
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
+def torch_version() -> str | None:
+    try:  # from the metadata: the parent never imports torch (seconds, and threads of its own)
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def measure(
+    variants: dict[str, str], rounds: int, threads: int, seconds: float, mode: str
+) -> dict[str, Any]:
+    """Run the replicated A/B; `variants` maps NAME to `TARGET` or `TARGET@MODE`, the first
+    being the baseline. Returns the JSON report (see `report`)."""
+    parsed = [parse_variant(name, spec, mode) for name, spec in variants.items()]
+    if not parsed or rounds < 1 or threads < 1 or seconds <= 0 or mode not in MODES:
+        raise ValueError("need variants, rounds >= 1, threads >= 1, seconds > 0, a known mode")
+    runs: dict[str, list[dict[str, Any]]] = {v.name: [] for v in parsed}
+    order: list[list[str]] = []
+    for index in range(rounds):
+        shift = index % len(parsed)
+        ordered = parsed[shift:] + parsed[:shift]
+        order.append([v.name for v in ordered])
+        for variant in ordered:
+            run = run_child(variant, threads, seconds)
+            runs[variant.name].append(run)
+            shown = f"{run['median_ms']:.4f} ms" if run["ok"] else f"FAILED: {run['error']}"
+            print(f"round {index + 1}/{rounds} {variant.name}: {shown}", file=sys.stderr)
+    return report(parsed, runs, order, {"rounds": rounds, "threads": threads, "seconds": seconds})
+
+
+def report(
+    parsed: list[Variant],
+    runs: dict[str, list[dict[str, Any]]],
+    order: list[list[str]],
+    settings: dict[str, Any],
+) -> dict[str, Any]:
+    summaries = {v.name: variant_summary(v, runs[v.name]) for v in parsed}
+    base = parsed[0].name
+    return {
+        "host": host_info(),
+        "torch": torch_version(),
+        "device": DEVICE,
+        **settings,
+        "order": order,
+        "baseline": base,
+        "variants": summaries,
+        "savings": {
+            v.name: saving(base, summaries[base]["round_ms"], summaries[v.name]["round_ms"])
+            for v in parsed[1:]
+        },
+        "failed": [name for name, s in summaries.items() if s["median_ms"] is None],
+    }
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def render_table(data: dict[str, Any]) -> str:
+    """A short table: each variant's median and spread, each saving with its interval."""
+    lines = [
+        f"{data['host']['cpu']}, torch {data['torch']}, {data['threads']} thread(s), "
+        f"{data['rounds']} rounds of {data['seconds']:g} s",
+        f"{'variant':<14} {'mode':<9} {'median ms':>10} {'min-max ms':>19} {'first s':>8} "
+        f"{'failed':>6}  saving vs {data['baseline']} (95% CI)",
+    ]
+    for name, v in data["variants"].items():
+        firsts = [s for s in v["first_call_s"] if s is not None]
+        spread = f"{_num(v['min_ms'], '.4f')}-{_num(v['max_ms'], '.4f')}"
+        text = "baseline"
+        if name in data["savings"]:
+            s = data["savings"][name]
+            ci_ms, ci_share = s["ci95_ms"] or [None, None], s["ci95_share"] or [None, None]
+            text = (
+                f"{_num(s['mean_ms'], '.4f')} ms [{_num(ci_ms[0], '.4f')}, "
+                f"{_num(ci_ms[1], '.4f')}], {_num(s['mean_share'], '.1%')} "
+                f"[{_num(ci_share[0], '.1%')}, {_num(ci_share[1], '.1%')}]"
+            )
+        lines.append(
+            f"{name:<14} {v['mode']:<9} {_num(v['median_ms'], '.4f'):>10} {spread:>19} "
+            f"{_num(statistics.median(firsts) if firsts else None, '.2f'):>8} "
+            f"{len(v['failed_rounds']):>6}  {text}"
+        )
+        lines += [f"  round {f['round']} failed: {f['error']}" for f in v["failed_rounds"]]
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.reference_ab",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=TARGET[@MODE]")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--mode", choices=MODES, default="default")
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--target", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        if not args.target:
+            print("--child needs --target", file=sys.stderr)
+            return 2
+        return child_main(args.target, args.mode, args.threads, args.seconds)
+    variants: dict[str, str] = {}
+    for item in args.variant:
+        name, sep, spec = item.partition("=")
+        if not sep or name in variants:
+            print(f"--variant {item}: expected a new NAME=TARGET[@MODE]", file=sys.stderr)
+            return 2
+        variants[name] = spec
+    if not variants:
+        print("give at least one --variant NAME=TARGET[@MODE]", file=sys.stderr)
+        return 2
+    try:
+        data = measure(variants, args.rounds, args.threads, args.seconds, args.mode)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.out:
+        args.out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(render_table(data))
+    return 1 if data["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
