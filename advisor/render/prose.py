@@ -327,6 +327,9 @@ def headline(report: Report) -> str | None:
 
 def _all_fixed_source(ledger: Ledger) -> str:
     source = ledger.measured_all_fixed_source or "fullgraph"
+    if source.startswith("patch:"):  # a patch what-if's key: `patch:KIND@LINE`
+        kind, _, line = source.removeprefix("patch:").partition("@")
+        return f"the {kind.replace('_', ' ')} patch at line {line}"
     return "fullgraph=True" if source == "fullgraph" else f"`{source}`"
 
 

@@ -38,10 +38,11 @@ def patch_views(report: Report, display: Display) -> tuple[PatchView, ...]:
 def _view(index: int, w: WhatIf, display: Display) -> PatchView:
     assert w.patch is not None
     patch = w.patch
+    label = what_if_label(w)
     return PatchView(
         name=patch_file_name(index, patch),
-        label=what_if_label(w),
-        outcome=prose.what_if_line(w),
+        label=label,
+        outcome=prose.what_if_line(w).removeprefix(f"{label}: "),
         caveat=patch_caveat(patch),
         diff=unified_diff(patch, display(patch.file)),
     )
