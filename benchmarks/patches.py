@@ -13,6 +13,7 @@ Writes DIR/patches.json (every number, raw) and DIR/patches.md (the table).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -29,7 +30,8 @@ from benchmarks import reference_ab
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports" / "benchmarks" / "patches"
-# scenario -> the pattern its break is (one per rewrite kind, two for the tensor branch)
+# target -> the pattern its break is (one per rewrite kind, two for the tensor branch); a
+# built-in scenario by name, else `path.py` with `workload`-like `factory` and `fixed`
 SCENARIOS = {
     "print_logging": "print in the forward (side effect)",
     "scalar_bookkeeping": ".tolist() bookkeeping in a loop",
@@ -37,7 +39,15 @@ SCENARIOS = {
     "loop_frame_skip": "if ... continue on a tensor value in a loop",
     "moe_nonzero_routing": "nonzero gather feeding an expert",
     "disabled_helper": "torch.compiler.disable boundary",
+    "tests/targets/late_item.py": ".item() only returned, read mid-function",
 }
+
+
+def targets(name: str) -> tuple[str, str, str]:
+    """The advisor's target, and the reference's original and hand-fixed factories."""
+    if name.endswith(".py"):
+        return f"{name}:factory", f"{name}:factory", f"{name}:fixed"
+    return name, f"scenarios.{name}:workload", f"scenarios.{name}:fixed"
 
 
 @dataclass(frozen=True)
@@ -64,8 +74,9 @@ class Row:
 
 
 def advisor_report(name: str, threads: int, folder: Path) -> Report:
-    out = folder / name
-    command = [sys.executable, "-m", "advisor", "run", name, "--threads", str(threads)]
+    out = folder / Path(name).stem
+    target = targets(name)[0]
+    command = [sys.executable, "-m", "advisor", "run", target, "--threads", str(threads)]
     subprocess.run([*command, "--quiet", "--out", str(out)], check=True, cwd=ROOT)
     return load_report(out / "report.json")
 
@@ -163,21 +174,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the saved results of targets not measured now"
+    )
     args = parser.parse_args(argv)
-    rows, raw = [], {}
+    raw = _saved(args.out) if args.merge else {}
     with tempfile.TemporaryDirectory() as folder:
         for name in args.names:
-            report = advisor_report(name, args.threads, Path(folder))
-            variants = {"default": f"scenarios.{name}:workload", "fixed": f"scenarios.{name}:fixed"}
-            reference = reference_ab.measure(
-                variants, args.rounds, args.threads, args.seconds, "default"
-            )
-            row = row_of(name, report, reference)
-            rows.append(row)
-            raw[name] = {"advisor": row.__dict__ | {"within": row.within}, "reference": reference}
-            print(table(rows[-1:]), file=sys.stderr)
+            raw[name] = measured(name, args, Path(folder))
+    raw = {name: raw[name] for name in SCENARIOS if name in raw}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "patches.json").write_text(json.dumps(raw, indent=2, default=str) + "\n")
+    rows = [_row(entry) for entry in raw.values()]
     inside = sum(1 for r in rows if r.within)
     text = (
         "# Patches against hand-written fixes\n\n"
@@ -188,6 +196,27 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "patches.md").write_text(text)
     print(text)
     return 0
+
+
+def measured(name: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """One target: the advisor's run and the reference A/B, as saved."""
+    report = advisor_report(name, args.threads, folder)
+    _, original, hand_fixed = targets(name)
+    variants = {"default": original, "fixed": hand_fixed}
+    reference = reference_ab.measure(variants, args.rounds, args.threads, args.seconds, "default")
+    row = row_of(name, report, reference)
+    print(table([row]), file=sys.stderr)
+    return {"advisor": row.__dict__ | {"within": row.within}, "reference": reference}
+
+
+def _saved(folder: Path) -> dict[str, Any]:
+    path = folder / "patches.json"
+    return dict(json.loads(path.read_text())) if path.is_file() else {}
+
+
+def _row(entry: dict[str, Any]) -> Row:
+    fields = {f.name for f in dataclasses.fields(Row)}
+    return Row(**{k: v for k, v in entry["advisor"].items() if k in fields})
 
 
 if __name__ == "__main__":

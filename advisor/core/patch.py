@@ -14,6 +14,7 @@ from dataclasses import dataclass
 PATCH_KINDS = (
     "side_effect",  # a print / logging / warnings call in the compiled region, removed
     "scalar_bookkeeping",  # .item() / .tolist() into Python state: updated in a disabled helper
+    "late_scalar",  # `x = t.item()` only returned: converted at the return, after the tensor work
     "tensor_branch",  # an `if` on a tensor value, as torch.where
     "mask_gather",  # a boolean-mask / nonzero gather feeding elementwise math, as a masked where
     "compile_boundary",  # a graph_break() / torch.compiler.disable boundary the body does not need
@@ -53,6 +54,9 @@ class Patch:
     edits: tuple[FunctionEdit, ...]
     hunks: str
     names: tuple[str, ...] = ()
+    # lines of the patched file where the patch leaves a break on purpose (a conversion moved to
+    # the return); a break at a `torch.compiler.disable` helper it adds is intended as well
+    intended_breaks: tuple[int, ...] = ()
 
 
 def lf_text(text: str) -> str:

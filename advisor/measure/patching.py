@@ -172,6 +172,8 @@ def _file_line(patch: Patch, where: Location) -> object:
     means to leave, None for a line the patch wrote (or outside every edit)."""
     if where.file != patch.file:
         return None
+    if where.line in patch.intended_breaks:
+        return _INTENDED
     for edit in patch.edits:
         offset = where.line - edit.first_line
         after = lf_text(edit.after).splitlines()

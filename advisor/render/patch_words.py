@@ -17,6 +17,8 @@ def patch_summary(patch: Patch) -> str:
             f"update {first} in a `torch.compiler.disable`d helper, once per call after the "
             "compiled work (tensors collected in the loop)"
         )
+    if patch.kind == "late_scalar":
+        return f"keep {first} a tensor until the return, converted there after the tensor work"
     if patch.kind == "tensor_branch":
         return "the `if` on a tensor value as `torch.where`"
     if patch.kind == "mask_gather":

@@ -3,7 +3,8 @@
 `patch_for(file, line, category)` reads the file, finds the innermost function whose body holds
 the break's line and the statement there, and tries the rewriters (the category's own first):
 `side_effect` (delete a print/logging call), `scalar_bookkeeping` (`.item()`/`.tolist()`
-bookkeeping moved into a `torch.compiler.disable`d nested helper), `tensor_branch` (`if` on a
+bookkeeping moved into a `torch.compiler.disable`d nested helper), `late_scalar` (a scalar
+that is only returned, converted at the return), `tensor_branch` (`if` on a
 tensor as `torch.where`), `mask_gather` (a nonzero/boolean-mask gather as a masked where),
 `compile_boundary` (drop `graph_break()` and `torch.compiler.disable`). The first that applies
 gives the `Patch`; otherwise a `Refusal` says why in one line. The edit replaces only the lines
@@ -23,6 +24,7 @@ from advisor.measure.rewrite.boundary import rewrite_compile_boundary
 from advisor.measure.rewrite.branches import rewrite_tensor_branch
 from advisor.measure.rewrite.build import build_patch
 from advisor.measure.rewrite.expressions import brief
+from advisor.measure.rewrite.late_scalar import rewrite_late_scalar
 from advisor.measure.rewrite.locate import Site, locate, statements_at
 from advisor.measure.rewrite.masks import rewrite_mask_gather
 from advisor.measure.rewrite.outcome import Refusal, Rewrite
@@ -37,6 +39,7 @@ Rewriter = Callable[[Site], Rewrite | Refusal | None]
 REWRITERS: dict[str, Rewriter] = {
     "side_effect": rewrite_side_effect,
     "scalar_bookkeeping": rewrite_scalar_bookkeeping,
+    "late_scalar": rewrite_late_scalar,
     "tensor_branch": rewrite_tensor_branch,
     "mask_gather": rewrite_mask_gather,
     "compile_boundary": rewrite_compile_boundary,

@@ -52,6 +52,7 @@ def build_patch(site: Site, rewrite: Rewrite) -> Patch | Refusal:
         edits=(edit,),
         hunks=unified_hunks(site.source.lines, new_lines),
         names=rewrite.names,
+        intended_breaks=rewrite.intended_breaks,
     )
 
 

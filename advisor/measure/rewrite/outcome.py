@@ -44,3 +44,5 @@ class Rewrite:
     names: tuple[str, ...]
     uses_torch: bool = False
     unwrap: bool = False
+    # lines of the patched file where the rewrite leaves a break on purpose (moved to the end)
+    intended_breaks: tuple[int, ...] = ()
