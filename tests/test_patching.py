@@ -129,8 +129,9 @@ def test_a_closure_that_loses_a_variable_is_refused(tmp_path: Path) -> None:
 
 
 def test_captured_lines_are_read_as_the_files() -> None:
-    """A break the patch kept maps back to its line on disk; one at the disabled helper the
-    patch adds is left out; one on another line the patch wrote stays, as a new break."""
+    """A break the patch kept maps back to its line on disk; one the patch leaves on purpose
+    (`intended_breaks`: here the disabled helper it adds, whose lines the rewrite engine
+    records) is left out; one on another line the patch wrote stays, as a new break."""
     from advisor.core.model import BreakSite, Location
     from advisor.measure.patching import as_in_file
 
@@ -148,7 +149,8 @@ def test_captured_lines_are_read_as_the_files() -> None:
         "    return g(y)\n"
     )
     file = "/src/m.py"
-    patch = Patch("scalar_bookkeeping", file, 12, (FunctionEdit("f", 10, 13, before, after),), "")
+    edit = FunctionEdit("f", 10, 13, before, after)
+    patch = Patch("scalar_bookkeeping", file, 12, (edit,), "", intended_breaks=(13, 14, 17))
 
     def site(line: int, path: str = file) -> BreakSite:
         return BreakSite(f"B{line}", None, "x", Location(path, line))

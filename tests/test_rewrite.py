@@ -1012,6 +1012,14 @@ def test_the_scalar_bookkeeping_scenario_keeps_its_list_out_of_the_trace(tmp_pat
     assert result.kind == "scalar_bookkeeping" and edit.qualname == "ChunkedTagger.forward"
     assert edit.after == SCALAR_SCENARIO_AFTER
     assert result.names == ("self.recent",)
+    # the helper's decorator and `def` lines and its call: breaks the patch leaves on purpose
+    after = edit.after.splitlines()
+    helper = [
+        edit.first_line + i
+        for i, text in enumerate(after)
+        if "@torch.compiler.disable" in text or "keep_recent(" in text
+    ]
+    assert len(helper) == 3 and result.intended_breaks == tuple(sorted(helper))
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,6 @@ wrapper was held (`torch_adapter.EnabledFrames`).
 
 from __future__ import annotations
 
-import ast
 import difflib
 import gc
 import textwrap
@@ -150,75 +149,35 @@ def _find_code(code: types.CodeType, qualname: str) -> types.CodeType | None:
 def as_in_file(patch: Patch, sites: tuple[BreakSite, ...]) -> tuple[BreakSite, ...]:
     """The breaks a patched run captured, with lines of the installed text read as lines of the
     file: a line the patch kept maps to where it is on disk (so a break it did not touch is
-    the original's, not a new one); a break at a `torch.compiler.disable` helper the patch adds
-    is left out (the patch isolates that work on purpose); a break on another line the patch
-    wrote stays, at the patched text's line."""
+    the original's, not a new one); a break the patch leaves on purpose
+    (`Patch.intended_breaks`: a `torch.compiler.disable` helper it adds, a conversion moved to
+    the return) is left out; a break on another line the patch wrote stays, at the patched
+    text's line."""
+    kept = {edit: _kept_lines(edit) for edit in patch.edits}  # once per edit, not per site
     out = []
     for site in sites:
-        line = _file_line(patch, site.where)
-        if line is _INTENDED:
+        where = site.where
+        if where.file == patch.file and where.line in patch.intended_breaks:
             continue
-        if isinstance(line, int):
-            site = replace(site, where=replace(site.where, line=line))
+        line = _file_line(kept, where) if where.file == patch.file else None
+        if line is not None:
+            site = replace(site, where=replace(where, line=line))
         out.append(site)
     return tuple(out)
 
 
-_INTENDED = object()
-
-
-def _file_line(patch: Patch, where: Location) -> object:
-    """The file's line for a line of the installed text, `_INTENDED` for a break the patch
-    means to leave, None for a line the patch wrote (or outside every edit)."""
-    if where.file != patch.file:
-        return None
-    if where.line in patch.intended_breaks:
-        return _INTENDED
-    for edit in patch.edits:
+def _file_line(kept: dict[FunctionEdit, dict[int, int]], where: Location) -> int | None:
+    """The file's line for a line of the installed text; None for a line the patch wrote (or
+    outside every edit)."""
+    for edit, lines in kept.items():
         offset = where.line - edit.first_line
-        after = lf_text(edit.after).splitlines()
-        if not 0 <= offset < len(after):
-            continue
-        if offset in _isolating_lines(edit.after):
-            return _INTENDED
-        kept = _kept_lines(lf_text(edit.before).splitlines(), after)
-        return edit.first_line + kept[offset] if offset in kept else None
+        if 0 <= offset < len(lf_text(edit.after).splitlines()):
+            return edit.first_line + lines[offset] if offset in lines else None
     return None
 
 
-def _kept_lines(before: list[str], after: list[str]) -> dict[int, int]:
+def _kept_lines(edit: FunctionEdit) -> dict[int, int]:
     """0-based line of the patched text -> 0-based line of the original, for lines kept."""
+    before, after = lf_text(edit.before).splitlines(), lf_text(edit.after).splitlines()
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     return {b + k: a + k for a, b, size in matcher.get_matching_blocks() for k in range(size)}
-
-
-def _isolating_lines(text: str) -> set[int]:
-    """0-based lines of the text that define or call a nested function it decorates with
-    `torch.compiler.disable` (decorator and header lines, and each call's lines)."""
-    try:
-        tree = ast.parse(textwrap.dedent(lf_text(text)))
-    except SyntaxError:
-        return set()
-    top = tree.body[0] if tree.body else None
-    helpers = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef) and node is not top and _disables(node)
-    ]
-    lines: set[int] = set()
-    names = {h.name for h in helpers}
-    for helper in helpers:
-        first = min([d.lineno for d in helper.decorator_list] + [helper.lineno])
-        lines.update(range(first - 1, helper.body[0].lineno - 1))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
-            lines.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
-    return lines
-
-
-def _disables(node: ast.FunctionDef) -> bool:
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if isinstance(target, ast.Attribute) and target.attr == "disable":
-            return True
-    return False

@@ -37,7 +37,10 @@ def render_json(report: Report) -> str:
         {**action_data, "title": prose.action_title(action, report, display), **_diff(action, view)}
         for action, action_data in zip(report.actions, data["actions"], strict=True)
     ]
-    data["patches"] = [dataclasses.asdict(p) for p in view.patches]
+    # the views' words and diffs (the records are in `what_ifs` already)
+    data["patches"] = [
+        {k: v for k, v in dataclasses.asdict(p).items() if k != "patch"} for p in view.patches
+    ]
     return json.dumps(data, indent=2, allow_nan=False)
 
 
@@ -45,7 +48,7 @@ def _diff(action: Action, view: ReportView) -> dict[str, str]:
     """A patch action's unified diff, as report.md shows it."""
     if action.patch is None:
         return {}
-    shown = next((p.diff for p in view.patches if p.diff.endswith(action.patch.hunks)), None)
+    shown = next((p.diff for p in view.patches if p.patch == action.patch), None)
     return {"diff": shown} if shown else {}
 
 

@@ -28,6 +28,7 @@ class PatchView:
     outcome: str  # the what-if line: measured saving, no effect, changed output, failed
     caveat: str | None  # what it changes that comparing outputs cannot show
     diff: str  # unified diff with its header
+    patch: Patch  # the record it shows (a patch action names the same one)
 
 
 def patch_views(report: Report, display: Display) -> tuple[PatchView, ...]:
@@ -45,6 +46,7 @@ def _view(index: int, w: WhatIf, display: Display) -> PatchView:
         outcome=prose.what_if_line(w).removeprefix(f"{label}: "),
         caveat=patch_caveat(patch),
         diff=unified_diff(patch, display(patch.file)),
+        patch=patch,
     )
 
 

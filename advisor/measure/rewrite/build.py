@@ -52,8 +52,48 @@ def build_patch(site: Site, rewrite: Rewrite) -> Patch | Refusal:
         edits=(edit,),
         hunks=unified_hunks(site.source.lines, new_lines),
         names=rewrite.names,
-        intended_breaks=rewrite.intended_breaks,
+        intended_breaks=_intended_breaks(rewrite, first, after),
     )
+
+
+def _intended_breaks(rewrite: Rewrite, first: int, after: str) -> tuple[int, ...]:
+    """Lines of the patched file where the patch leaves a break on purpose: the rewriter's own
+    (a conversion moved to the return) and every line that defines or calls a nested
+    `torch.compiler.disable` helper it added (the work it isolates)."""
+    helper = {first + offset for offset in _isolating_lines(after)}
+    return tuple(sorted(set(rewrite.intended_breaks) | helper))
+
+
+def _isolating_lines(text: str) -> set[int]:
+    """0-based lines of the text that define or call a nested function it decorates with
+    `torch.compiler.disable` (decorator and header lines, and each call's lines)."""
+    try:
+        tree = ast.parse(textwrap.dedent(lf_text(text)))
+    except SyntaxError:
+        return set()
+    top = tree.body[0] if tree.body else None
+    helpers = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node is not top and _disables(node)
+    ]
+    lines: set[int] = set()
+    names = {h.name for h in helpers}
+    for helper in helpers:
+        first = min([d.lineno for d in helper.decorator_list] + [helper.lineno])
+        lines.update(range(first - 1, helper.body[0].lineno - 1))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            lines.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
+    return lines
+
+
+def _disables(node: ast.FunctionDef) -> bool:
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr == "disable":
+            return True
+    return False
 
 
 def _imports_torch(function: FunctionNode, before_line: int) -> bool:
