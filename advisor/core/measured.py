@@ -86,6 +86,9 @@ class Replication:
     dropped: tuple[str, ...] = ()  # blocks invalidated, each with its reason
     remeasured: bool = False  # its processes disagreed and it got more of them
     disagree: bool = False  # they still disagree beyond the noise model after that
+    # the machine-speed reference (`advisor.measure.metronome`) in each of those waves, ms per
+    # call, in the same order as `process_medians_ms`; () when it was not timed (older runs)
+    machine_ms: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

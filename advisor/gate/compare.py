@@ -9,11 +9,16 @@ drifts (other work, clocks, caches), by more than either run's interval. So a ch
 significant only when all of these hold:
 - p < alpha, and the interval of the ratio excludes 1 (the statistics);
 - |ratio - 1| > `min_effect` (default 5%: smaller changes are not worth a claim);
-- |ratio - 1| > the between-run noise: each run's samples are kept in timing order, so its
-  drift is the range of the medians of `stats.EPOCHS` consecutive epochs (as a fraction of its
-  median). The range of four values is about two standard deviations of them; the root sum of
-  squares of the two runs' drifts, about 2.9 standard deviations of a run's median if runs vary
-  as much as epochs do, is then close to the 95% bound (2.8) of the difference of two runs.
+- for runs of the quick protocol (one process), |ratio - 1| > the between-run noise: each
+  run's samples are kept in timing order, so its drift is the range of the medians of
+  `stats.EPOCHS` consecutive epochs (as a fraction of its median). The range of four values
+  is about two standard deviations of them; the root sum of squares of the two runs' drifts,
+  about 2.9 standard deviations of a run's median if runs vary as much as epochs do, is then
+  close to the 95% bound (2.8) of the difference of two runs.
+For replicated runs each process median is first read over the machine's speed in its wave (the
+metronome arm, `advisor.measure.metronome`), so that a machine running slower during one run is
+not read as the target's change; Welch's interval then holds the spread between processes, and
+the drift test is not applied on top of it.
 Breaks are matched by their identity (`advisor.core.identity`: registry code, file, line and
 source, loosest last: a break whose line or folder moved is kept, not removed and added), so a
 report says which breaks a change removed, added or kept. Differences in environment (torch,
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 
 from advisor.core import identity, replication, stats
 from advisor.core.identity import BreakIdentity
-from advisor.core.model import LatencyStats, Note, Report, WorkloadInfo
+from advisor.core.model import LatencyStats, Note, Replication, Report, WorkloadInfo
 from advisor.core.paths import common_folder
 
 COMPARE_SCHEMA_VERSION = 2  # 2: BreakDelta carries its identity (was a string key)
@@ -142,11 +147,8 @@ def relative_deltas(before: Report, after: Report, rule: Rule) -> list[ModeDelta
         if not (_comparable(lb, la)):
             continue
         assert lb is not None and la is not None
-        samples = (lb.samples_ms, eb.latency.samples_ms, la.samples_ms, ea.latency.samples_ms)
-        ratio, low, high = stats.relative_ratio_ci(
-            *samples, confidence=1 - rule.alpha, seed=rule.seed
-        )
-        reason = _why_not(ratio, low, high, 0.0, None, rule)
+        ratio, low, high, p, method = _relative_test(lb, eb.latency, la, ea.latency, rule)
+        reason = _why_not(ratio, low, high, p, None, rule)
         significant = reason == ""
         verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
         before_rel = lb.median_ms / eb.latency.median_ms
@@ -158,16 +160,52 @@ def relative_deltas(before: Report, after: Report, rule: Rule) -> list[ModeDelta
                 ratio,
                 low,
                 high,
-                None,
+                p if method == "processes" else None,
                 significant,
                 verdict,
                 lb.n,
                 la.n,
                 None,
                 reason,
+                method,
             )
         )
     return out
+
+
+def _relative_test(
+    before: LatencyStats,
+    before_eager: LatencyStats,
+    after: LatencyStats,
+    after_eager: LatencyStats,
+    rule: Rule,
+) -> tuple[float, float, float, float, str]:
+    """The change of a mode's time over eager's: where both runs were replicated, each wave's
+    ratio (the mode's process over eager's process of the same wave) is one value and the two
+    runs' values are compared by Welch's t, as `_ratio_test` does for a mode; else a bootstrap
+    over the pooled samples, which sees only the noise inside each run (p is then not tested)."""
+    ratios_before = _wave_ratios(before, before_eager)
+    ratios_after = _wave_ratios(after, after_eager)
+    if ratios_before and ratios_after:
+        run = replication.run_ratio(ratios_before, ratios_after, confidence=1 - rule.alpha)
+        if run is not None:
+            return run.ratio, run.ci[0], run.ci[1], run.p_value, "processes"
+    samples = (before.samples_ms, before_eager.samples_ms, after.samples_ms, after_eager.samples_ms)
+    ratio, low, high = stats.relative_ratio_ci(*samples, confidence=1 - rule.alpha, seed=rule.seed)
+    return ratio, low, high, 0.0, "samples"
+
+
+def _wave_ratios(mode: LatencyStats, eager: LatencyStats) -> list[float]:
+    """mode / eager per wave of a replicated run (the waves both timed); [] otherwise."""
+    rm, re = mode.replication, eager.replication
+    if rm is None or re is None or not rm.waves or not re.waves:
+        return []
+    eager_by_wave = dict(zip(re.waves, re.process_medians_ms, strict=False))
+    return [
+        m / eager_by_wave[w]
+        for w, m in zip(rm.waves, rm.process_medians_ms, strict=False)
+        if eager_by_wave.get(w, 0) > 0
+    ]
 
 
 def _moved_together(modes: list[ModeDelta]) -> bool:
@@ -232,7 +270,9 @@ def mode_delta(
         )
     ratio, low, high, p, method = _ratio_test(before, after, rule)
     noise = between_run_noise(before, after)
-    reason = _why_not(ratio, low, high, p, noise, rule)
+    # Across processes the interval already holds the spread between runs' processes; the
+    # drift of pooled samples would count the machine's speed between waves a second time.
+    reason = _why_not(ratio, low, high, p, noise if method == "samples" else None, rule)
     significant = reason == ""
     verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
     return ModeDelta(
@@ -261,15 +301,37 @@ def _ratio_test(
     from the pooled samples (bootstrap, Mann-Whitney)."""
     rb, ra = before.replication, after.replication
     if rb is not None and ra is not None:
-        run = replication.run_ratio(
-            rb.process_medians_ms, ra.process_medians_ms, confidence=1 - rule.alpha
-        )
+        values, method = _process_values(rb, ra)
+        run = replication.run_ratio(*values, confidence=1 - rule.alpha)
         if run is not None:
-            return run.ratio, run.ci[0], run.ci[1], run.p_value, "processes"
+            return run.ratio, run.ci[0], run.ci[1], run.p_value, method
     ratio, low, high = stats.median_ratio_ci(
         before.samples_ms, after.samples_ms, confidence=1 - rule.alpha, seed=rule.seed
     )
     return ratio, low, high, stats.mann_whitney_p(before.samples_ms, after.samples_ms), "samples"
+
+
+def _process_values(
+    before: Replication, after: Replication
+) -> tuple[tuple[list[float], list[float]], str]:
+    """The values Welch's t compares: each process median over the machine's speed in its wave
+    (`Replication.machine_ms`, the metronome) where both runs have it, so that the machine
+    running slower in one run than in the other (1.5x between waves, here) is not read as the
+    target's change; else the process medians as they are."""
+    if _has_machine(before) and _has_machine(after):
+        return (_over_machine(before), _over_machine(after)), MACHINE_METHOD
+    return (list(before.process_medians_ms), list(after.process_medians_ms)), "processes"
+
+
+MACHINE_METHOD = "processes over the machine reference"
+
+
+def _has_machine(r: Replication) -> bool:
+    return len(r.machine_ms) == len(r.process_medians_ms) > 0 and min(r.machine_ms) > 0
+
+
+def _over_machine(r: Replication) -> list[float]:
+    return [p / m for p, m in zip(r.process_medians_ms, r.machine_ms, strict=True)]
 
 
 def _comparable(before: LatencyStats | None, after: LatencyStats | None) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.model import BreakSite, ModeError, ModeResult, Note, Settings, WhatIf
-from advisor.measure import harness, torch_adapter
+from advisor.measure import harness, metronome, torch_adapter
 from advisor.measure.outputs import compare_outputs
 from advisor.measure.stages import NOT_APPLICABLE, WhatIfPlan, variant_for
 from advisor.measure.timing import timer_for
@@ -37,7 +37,8 @@ GUARDS_LABEL = "guards"
 
 @dataclass(frozen=True)
 class Arm:
-    """One compared arm: `kind` "mode" (with `mode`), "what_if" (with `plan`) or "guards"."""
+    """One compared arm: `kind` "mode" (with `mode`), "what_if" (with `plan`), "guards", or
+    "metronome" (the machine-speed reference, `advisor.measure.metronome`: not the target)."""
 
     label: str
     kind: str
@@ -54,6 +55,7 @@ def what_if_arm(plan: WhatIfPlan) -> Arm:
 
 
 GUARDS_ARM = Arm(GUARDS_LABEL, "guards")
+METRONOME_ARM = Arm(metronome.LABEL, "metronome")
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,14 @@ class Built:
     stdout_chars: int | None = None  # per call
     notes: tuple[Note, ...] = ()
     error: str | None = None
+    metronome: bool = False  # the machine-speed reference, not an arm of the target
 
     @property
     def ready(self) -> bool:
         if self.error:
             return False
+        if self.metronome:
+            return True
         if self.mode is not None:
             return self.mode.status == "ok"
         return self.what_if is not None and self.what_if.status == "measured"
@@ -112,6 +117,8 @@ def build(task: ArmTask, workload: Workload) -> Live:
         return _mode(task, workload)
     if arm.kind == "guards":
         return _guards(task, workload)
+    if arm.kind == "metronome":
+        return _metronome(task)
     if arm.kind == "what_if" and arm.plan is not None:
         return _what_if(task, workload, arm.plan)
     raise AdvisorError(f"unknown arm '{arm.label}'")
@@ -150,6 +157,18 @@ def _what_if(task: ArmTask, workload: Workload, plan: WhatIfPlan) -> Live:
     built = Built(workload.name, what_if=prepared.record, number=number, first_call_s=first)
     built = replace(built, stdout_chars=prepared.stdout_chars, notes=tuple(notes))
     return Live(built, prepared.call, prepared.backend)
+
+
+def _metronome(task: ArmTask) -> Live:
+    """The fixed reference workload, eager, warmed and calibrated like an arm."""
+    reference = metronome.workload()
+    for _ in range(WARM_CALLS):
+        reference()
+    number = task.number or calibrate(reference, task.settings, metronome.DEVICE)
+    return Live(Built(metronome.LABEL, number=number, metronome=True), reference)
+
+
+WARM_CALLS = 20
 
 
 def _guards(task: ArmTask, workload: Workload) -> Live:

@@ -105,17 +105,30 @@ def _waves(tasks: list[ArmTask], plan: Plan, progress: Progress) -> dict[str, Ar
     for wave in range(plan.waves):
         if not _alive(records):
             break  # every arm failed in the first wave: nothing more to time
-        progress(f"wave {wave + 1} of {plan.waves}: {len(_alive(records))} arms, one process each")
+        arms = [r for r in _alive(records).values() if not _is_metronome(r)]
+        progress(f"wave {wave + 1} of {plan.waves}: {len(arms)} arms, one process each")
         _wave(list(_alive(records).values()), wave, plan)
-    again = [r for r in _alive(records).values() if _disagrees(r, records)]
+    again = [r for r in _alive(records).values() if not _is_metronome(r) and _disagrees(r, records)]
     if again:
         progress(f"re-measuring {', '.join(r.label for r in again)}: its processes disagree")
         wave_arms = again + [r for r in _references(again, records) if r not in again]
+        # the machine's reference times in every wave, so every wave can be read against it
+        wave_arms += [r for r in _alive(records).values() if _is_metronome(r)]
         _wave(wave_arms, plan.waves, plan)
         for record in again:
             record.remeasured = True
             record.disagree = _disagrees(record, records)
     return records
+
+
+def _is_metronome(record: ArmRecord) -> bool:
+    return record.task.arm.kind == "metronome"
+
+
+def metronome_of(records: dict[str, ArmRecord]) -> ArmRecord | None:
+    """The machine-speed reference's record, when it was timed."""
+    found = [r for r in records.values() if _is_metronome(r) and r.failure is None and r.timed]
+    return found[0] if found else None
 
 
 def _alive(records: dict[str, ArmRecord]) -> dict[str, ArmRecord]:

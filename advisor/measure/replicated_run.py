@@ -23,14 +23,21 @@ from advisor.core.artifacts import Capture, Measurements, WorkerEnvironment
 from advisor.core.errors import AdvisorError
 from advisor.core.model import LatencyStats, ModeError, ModeResult, Note, Replication, WhatIf
 from advisor.core.stats import latency_stats
-from advisor.measure import environment
-from advisor.measure.arms import GUARDS_ARM, Arm, ArmTask, mode_arm, what_if_arm
+from advisor.measure import environment, metronome
+from advisor.measure.arms import GUARDS_ARM, METRONOME_ARM, Arm, ArmTask, mode_arm, what_if_arm
 from advisor.measure.cpus import pinned
 from advisor.measure.environment import cpu_affinity
 from advisor.measure.harness import MODE_ORDER
 from advisor.measure.isolate import Task, TaskResult, params_json, run_task
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, fitted, workload_info
-from advisor.measure.replicate import BASELINE, ArmRecord, Plan, measure_arms, reference_of
+from advisor.measure.replicate import (
+    BASELINE,
+    ArmRecord,
+    Plan,
+    measure_arms,
+    metronome_of,
+    reference_of,
+)
 from advisor.measure.stages import what_if_plan
 from advisor.measure.workload import check_target
 
@@ -115,6 +122,7 @@ def _measure(
     settings = options.settings
     pj = params_json(options.params)
     tasks = [ArmTask(a, options.target, pj, device, settings, sites=capture.sites) for a in arms]
+    tasks.append(ArmTask(METRONOME_ARM, options.target, pj, metronome.DEVICE, settings))
     build_cpus = cpu_affinity()
     with pinned(settings.threads) as cpus:
         plan = Plan(
@@ -133,8 +141,12 @@ def collected(
 ) -> tuple[tuple[ModeResult, ...], tuple[WhatIf, ...], tuple[Note, ...]]:
     """The records of what the arms measured, and the notes of their pathologies."""
     baseline = records.get(BASELINE)
-    modes = tuple(_mode_result(r) for r in records.values() if r.task.arm.kind == "mode")
-    what_ifs = tuple(_what_if(r, baseline) for r in records.values() if r.task.arm.kind != "mode")
+    machine = metronome_of(records)
+    records = {k: r for k, r in records.items() if r.task.arm.kind != "metronome"}
+    modes = tuple(_mode_result(r, machine) for r in records.values() if r.task.arm.kind == "mode")
+    what_ifs = tuple(
+        _what_if(r, baseline, machine) for r in records.values() if r.task.arm.kind != "mode"
+    )
     notes: list[Note] = []
     for record in records.values():
         if record.dropped:
@@ -155,7 +167,7 @@ def collected(
     return modes, what_ifs, tuple(notes)
 
 
-def _mode_result(record: ArmRecord) -> ModeResult:
+def _mode_result(record: ArmRecord, machine: ArmRecord | None) -> ModeResult:
     mode = record.task.arm.mode
     failure = record.failure
     if isinstance(failure, ModeError):
@@ -166,10 +178,10 @@ def _mode_result(record: ArmRecord) -> ModeResult:
         return ModeResult(mode, "failed", error=ModeError("Error", failure.error or "no result"))
     first = record.builds[0].mode
     assert first is not None
-    return replace(first, latency=replicated_latency(record))
+    return replace(first, latency=replicated_latency(record, machine))
 
 
-def replicated_latency(record: ArmRecord) -> LatencyStats | None:
+def replicated_latency(record: ArmRecord, machine: ArmRecord | None = None) -> LatencyStats | None:
     timed = record.timed
     if not timed:
         return None
@@ -180,14 +192,15 @@ def replicated_latency(record: ArmRecord) -> LatencyStats | None:
         median_ms=replication.arm_median(timed),
         ci_ms=replication.arm_interval(timed),
         target_met=None,
-        replication=_replication(record),
+        replication=_replication(record, machine),
     )
 
 
-def _replication(record: ArmRecord) -> Replication:
+def _replication(record: ArmRecord, machine: ArmRecord | None = None) -> Replication:
     timed = record.timed
     by_wave = replication.wave_medians(record.samples)
     return Replication(
+        machine_ms=_machine_by_wave(by_wave, machine),
         processes=len(timed),
         rounds=min(len(p) for p in timed),
         process_medians_ms=tuple(by_wave.values()),
@@ -200,7 +213,17 @@ def _replication(record: ArmRecord) -> Replication:
     )
 
 
-def _what_if(record: ArmRecord, baseline: ArmRecord | None) -> WhatIf:
+def _machine_by_wave(by_wave: dict[int, float], machine: ArmRecord | None) -> tuple[float, ...]:
+    """The metronome's median in each wave the arm was timed in; () unless it has them all."""
+    if machine is None:
+        return ()
+    reference = replication.wave_medians(machine.samples)
+    if not all(w in reference for w in by_wave):
+        return ()
+    return tuple(reference[w] for w in by_wave)
+
+
+def _what_if(record: ArmRecord, baseline: ArmRecord | None, machine: ArmRecord | None) -> WhatIf:
     failure = record.failure
     plan = record.task.arm.plan
     if failure is not None:
@@ -216,10 +239,12 @@ def _what_if(record: ArmRecord, baseline: ArmRecord | None) -> WhatIf:
     assert record_ is not None
     if baseline is None or baseline.failure is not None or not baseline.timed:
         return replace(record_, status="failed", error="the default mode was not timed")
-    return paired_what_if(record_, record, baseline)
+    return paired_what_if(record_, record, baseline, machine)
 
 
-def paired_what_if(w: WhatIf, record: ArmRecord, baseline: ArmRecord) -> WhatIf:
+def paired_what_if(
+    w: WhatIf, record: ArmRecord, baseline: ArmRecord, machine: ArmRecord | None = None
+) -> WhatIf:
     """The what-if's record with its saving paired against the default arm, wave by wave."""
     try:
         saving = replication.paired_saving(baseline.samples, record.samples)
@@ -239,6 +264,6 @@ def paired_what_if(w: WhatIf, record: ArmRecord, baseline: ArmRecord) -> WhatIf:
         recompiled_while_timed=bool(record.dropped),
         baseline_output=default_build.mode.output if default_build.mode else None,
         stdout_chars=chars if None not in chars else None,  # type: ignore[arg-type]
-        replication=_replication(record),
+        replication=_replication(record, machine),
         process_savings_ms=saving.per_wave_ms,
     )

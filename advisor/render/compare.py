@@ -5,7 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from advisor.core.stats import EPOCHS
-from advisor.gate.compare import RELATIVE_SUFFIX, BreakDelta, Comparison, ModeDelta
+from advisor.gate.compare import MACHINE_METHOD, RELATIVE_SUFFIX, BreakDelta, Comparison, ModeDelta
 from advisor.render.notes import note_text
 from advisor.render.view import MODE_LABELS, fmt_ms
 
@@ -79,11 +79,17 @@ _HEADERS = [
 def rule(comparison: Comparison) -> str:
     """The significance rule, with this comparison's thresholds."""
     level = f"{(1 - comparison.alpha) * 100:g}%"
-    if any(d.method == "processes" for d in comparison.modes):
+    if any(d.method != "samples" for d in comparison.modes if d.ratio is not None):
+        machine = any(d.method == MACHINE_METHOD for d in comparison.modes)
         test = (
             f"Welch's t-test on the runs' log process medians gives p < {comparison.alpha:g} "
-            f"(replicated runs: one value per process), its {level} interval of the ratio "
-            "excludes no change"
+            "(replicated runs: one value per process"
+            + (", each over the machine reference timed in its wave" if machine else "")
+            + f"), its {level} interval of the ratio excludes no change"
+        )
+        return (
+            f"A change is significant when {test}, and the change is larger than the minimum "
+            f"effect ({_pct(comparison.min_effect)}, --min-effect)."
         )
     else:
         test = (
