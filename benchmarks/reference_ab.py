@@ -12,7 +12,10 @@ A TARGET is `module:factory` or `path/to/file.py:factory`; the factory is called
 name and returns a Workload or a `(fn, args[, kwargs])` tuple. `NAME=TARGET@MODE` sets one
 variant's mode: `eager` (not compiled), `default` (`torch.compile(fn)`) or `fullgraph`
 (`torch.compile(fn, fullgraph=True)`); a Workload with `compiled_module` has that module compiled
-in place (`module.compile()`) and `fn` called eagerly around it.
+in place (`module.compile()`) and `fn` called eagerly around it. `@MODE+KEY=VALUE` (repeatable)
+sets a compiler setting for that variant before it compiles: `KEY` a name in
+`torch._dynamo.config`, or `inductor.NAME` for `torch._inductor.config`; `VALUE` read as JSON
+(`true`, `8`), else as a string. `--param KEY=VALUE` is passed to every variant's factory.
 
 Rounds are outermost and the variants run once per round, their order rotated by round (A B C,
 B C A, C A B, ...), each in a fresh Python process (`--child`): a second compile in one process
@@ -65,6 +68,7 @@ class Variant:
     name: str
     target: str
     mode: str
+    config: tuple[tuple[str, Any], ...] = ()  # compiler settings, (key, value)
 
 
 # --- child: one variant, one fresh process --------------------------------------------------
@@ -92,9 +96,11 @@ def load_factory(target: str) -> Callable[..., Any]:
     return factory
 
 
-def build_workload(target: str) -> tuple[Callable[..., Any], tuple, dict, Any]:
+def build_workload(
+    target: str, params: dict[str, Any] | None = None
+) -> tuple[Callable[..., Any], tuple, dict, Any]:
     """fn, args, kwargs and the module to compile in place (or None) of a target's workload."""
-    produced = load_factory(target)(DEVICE)
+    produced = load_factory(target)(DEVICE, **(params or {}))
     if hasattr(produced, "fn"):  # a Workload, read by its fields
         module = getattr(produced, "compiled_module", None)
         return produced.fn, tuple(produced.args), dict(produced.kwargs), module
@@ -164,9 +170,32 @@ def time_variant(call: Callable[[], Any], seconds: float) -> tuple[int, list[flo
     return number, blocks
 
 
-def child_main(target: str, mode: str, threads: int, seconds: float) -> int:
-    fn, args, kwargs, module = build_workload(target)
+def apply_config(config: Sequence[tuple[str, Any]]) -> None:
+    """Compiler settings for this process (it compiles one variant and exits)."""
+    if not config:
+        return
+    import torch._dynamo.config as dynamo_config
+    import torch._inductor.config as inductor_config
+
+    for key, value in config:
+        owner, name = (inductor_config, key[9:]) if key.startswith("inductor.") else (
+            dynamo_config, key)  # fmt: skip
+        if not hasattr(owner, name):
+            raise ValueError(f"unknown compiler setting {key!r}")
+        setattr(owner, name, value)
+
+
+def child_main(
+    target: str,
+    mode: str,
+    threads: int,
+    seconds: float,
+    params: dict[str, Any] | None = None,
+    config: Sequence[tuple[str, Any]] = (),
+) -> int:
+    fn, args, kwargs, module = build_workload(target, params)
     pin_threads(threads, mode)
+    apply_config(config)
     started = time.perf_counter()
     call = compiled_call(fn, args, kwargs, module, mode)
     call()
@@ -192,14 +221,30 @@ def child_main(target: str, mode: str, threads: int, seconds: float) -> int:
 def parse_variant(name: str, spec: str, default_mode: str) -> Variant:
     """`TARGET` or `TARGET@MODE` (a factory name cannot hold '@', so a suffix there is a mode)."""
     head, colon, factory = spec.rpartition(":")
-    mode = default_mode
+    mode, config = default_mode, []
     if "@" in factory:
         factory, _, mode = factory.partition("@")
+        mode, *settings = mode.split("+")
+        config = [parse_setting(name, item) for item in settings]
     if not name or not colon or not head or not factory:
         raise ValueError(f"variant {name}={spec}: expected NAME=module:factory[@mode]")
     if mode not in MODES:
         raise ValueError(f"variant {name}: mode {mode!r} is not one of {', '.join(MODES)}")
-    return Variant(name, f"{head}:{factory}", mode)
+    return Variant(name, f"{head}:{factory}", mode, tuple(config))
+
+
+def parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_setting(name: str, item: str) -> tuple[str, Any]:
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise ValueError(f"variant {name}: setting {item!r} is not KEY=VALUE")
+    return key, parse_value(value)
 
 
 def child_env(threads: int) -> dict[str, str]:
@@ -223,12 +268,16 @@ def result_line(stdout: str) -> dict[str, Any] | None:
     return None
 
 
-def run_child(variant: Variant, threads: int, seconds: float) -> dict[str, Any]:
+def run_child(
+    variant: Variant, threads: int, seconds: float, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One fresh process for one variant: its result, or ok False and the child's last words."""
     command = [
         sys.executable, "-m", "benchmarks.reference_ab", "--child",
         "--target", variant.target, "--mode", variant.mode,
         "--threads", str(threads), "--seconds", repr(seconds),
+        "--params-json", json.dumps(params or {}),
+        *[x for key, value in variant.config for x in ("--config", f"{key}={json.dumps(value)}")],
     ]  # fmt: skip
     try:
         proc = subprocess.run(
@@ -273,6 +322,7 @@ def variant_summary(variant: Variant, runs: list[dict[str, Any]]) -> dict[str, A
     return {
         "target": variant.target,
         "mode": variant.mode,
+        "config": dict(variant.config),
         "round_ms": round_ms,
         "median_ms": statistics.median(ok) if ok else None,
         "min_ms": min(ok) if ok else None,
@@ -334,10 +384,16 @@ def torch_version() -> str | None:
 
 
 def measure(
-    variants: dict[str, str], rounds: int, threads: int, seconds: float, mode: str
+    variants: dict[str, str],
+    rounds: int,
+    threads: int,
+    seconds: float,
+    mode: str,
+    params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run the replicated A/B; `variants` maps NAME to `TARGET` or `TARGET@MODE`, the first
-    being the baseline. Returns the JSON report (see `report`)."""
+    """Run the replicated A/B; `variants` maps NAME to `TARGET` or `TARGET@MODE[+KEY=VALUE]`,
+    the first being the baseline; `params` go to every factory. Returns the JSON report (see
+    `report`)."""
     parsed = [parse_variant(name, spec, mode) for name, spec in variants.items()]
     if not parsed or rounds < 1 or threads < 1 or seconds <= 0 or mode not in MODES:
         raise ValueError("need variants, rounds >= 1, threads >= 1, seconds > 0, a known mode")
@@ -348,11 +404,12 @@ def measure(
         ordered = parsed[shift:] + parsed[:shift]
         order.append([v.name for v in ordered])
         for variant in ordered:
-            run = run_child(variant, threads, seconds)
+            run = run_child(variant, threads, seconds, params)
             runs[variant.name].append(run)
             shown = f"{run['median_ms']:.4f} ms" if run["ok"] else f"FAILED: {run['error']}"
             print(f"round {index + 1}/{rounds} {variant.name}: {shown}", file=sys.stderr)
-    return report(parsed, runs, order, {"rounds": rounds, "threads": threads, "seconds": seconds})
+    settings = {"rounds": rounds, "threads": threads, "seconds": seconds, "params": params or {}}
+    return report(parsed, runs, order, settings)
 
 
 def report(
@@ -425,7 +482,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--target", help=argparse.SUPPRESS)
+    parser.add_argument("--params-json", default="{}", help=argparse.SUPPRESS)
+    parser.add_argument("--config", action="append", default=[], help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -435,7 +495,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.target:
             print("--child needs --target", file=sys.stderr)
             return 2
-        return child_main(args.target, args.mode, args.threads, args.seconds)
+        config = [parse_setting("child", item) for item in args.config]
+        params = json.loads(args.params_json)
+        return child_main(args.target, args.mode, args.threads, args.seconds, params, config)
     variants: dict[str, str] = {}
     for item in args.variant:
         name, sep, spec = item.partition("=")
@@ -447,7 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("give at least one --variant NAME=TARGET[@MODE]", file=sys.stderr)
         return 2
     try:
-        data = measure(variants, args.rounds, args.threads, args.seconds, args.mode)
+        params = dict(parse_setting("--param", item) for item in args.param)
+        data = measure(variants, args.rounds, args.threads, args.seconds, args.mode, params)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2

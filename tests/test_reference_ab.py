@@ -96,6 +96,24 @@ def test_parse_variant() -> None:
         parse("d", "pkg.mod:make@fast", "default")
     with pytest.raises(ValueError, match="expected"):
         parse("e", "pkg.mod", "default")
+    knob = parse("f", "d/x.py:make@default+capture_scalar_outputs=true+inductor.x=a", "eager")
+    assert knob.mode == "default"
+    assert knob.config == (("capture_scalar_outputs", True), ("inductor.x", "a"))
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse("g", "pkg.mod:make@default+flag", "default")
+
+
+def test_a_variant_compiles_under_its_settings_in_its_own_process() -> None:
+    import torch._dynamo.config as dynamo_config
+
+    before = dynamo_config.capture_scalar_outputs
+    try:
+        reference_ab.apply_config([("capture_scalar_outputs", not before)])
+        assert dynamo_config.capture_scalar_outputs is (not before)
+        with pytest.raises(ValueError, match="unknown compiler setting"):
+            reference_ab.apply_config([("no_such_setting_here", 1)])
+    finally:
+        dynamo_config.capture_scalar_outputs = before
 
 
 def test_t_table_matches_scipy() -> None:

@@ -159,3 +159,79 @@ def test_compare_uses_the_processes_of_replicated_reports() -> None:
     assert pooled.ci_low is not None and pooled.ci_low > 1.0
     replicated = mode_delta("default", before, after, Rule(min_effect=0.0))
     assert replicated.reason in ("p", "interval") and not replicated.significant
+
+
+def _replicated(medians: tuple[float, ...], machine: tuple[float, ...] = ()) -> LatencyStats:
+    samples = tuple(m * (1 + 0.002 * (i % 3)) for m in medians for i in range(10))
+    rep = Replication(len(medians), 10, medians, tuple(range(len(medians))), machine_ms=machine)
+    return LatencyStats(float(np.median(medians)), 0.0, len(samples), samples, replication=rep)
+
+
+# the machine's speed in four waves of each run, as measured here: 1.5x from one wave to another
+MACHINE_BEFORE = (0.146, 0.200, 0.206, 0.112)
+MACHINE_AFTER = (0.110, 0.205, 0.140, 0.190)
+
+
+def _on(machine: tuple[float, ...], level: float, jitter: tuple[float, ...]) -> tuple[float, ...]:
+    """What a target `level` times the metronome measures in each wave, with its own jitter."""
+    return tuple(level * m * (1 + j) for m, j in zip(machine, jitter, strict=True))
+
+
+def test_compare_reads_each_process_over_the_machine_reference() -> None:
+    from advisor.gate.compare import MACHINE_METHOD, Rule, mode_delta
+
+    jitter_a, jitter_b = (0.01, -0.02, 0.015, -0.01), (-0.015, 0.02, 0.0, 0.01)
+    before = _replicated(_on(MACHINE_BEFORE, 3.8, jitter_a), MACHINE_BEFORE)
+    same = _replicated(_on(MACHINE_AFTER, 3.8, jitter_b), MACHINE_AFTER)
+    slower = _replicated(_on(MACHINE_AFTER, 3.8 * 1.10, jitter_b), MACHINE_AFTER)
+    # as they are, the machine's swing hides a 10% slowdown
+    raw = mode_delta(
+        "eager",
+        replace(before, replication=replace(before.replication, machine_ms=())),
+        replace(slower, replication=replace(slower.replication, machine_ms=())),
+        Rule(),
+    )
+    assert raw.method == "processes" and not raw.significant
+    found = mode_delta("eager", before, slower, Rule())
+    assert found.method == MACHINE_METHOD and found.significant and found.verdict == "slower"
+    assert found.ratio == pytest.approx(1.10, abs=0.03)
+    aa = mode_delta("eager", before, same, Rule())
+    assert aa.method == MACHINE_METHOD and not aa.significant
+    # a run without the reference (saved before it existed) is compared as it is
+    old = replace(same, replication=replace(same.replication, machine_ms=()))
+    assert mode_delta("eager", before, old, Rule()).method == "processes"
+
+
+JITTER_AFTER = (-0.04, 0.05, -0.05, 0.04)
+
+
+def test_a_mode_over_eager_is_compared_wave_by_wave_across_processes() -> None:
+    from advisor.core.model import ModeResult
+    from advisor.gate.compare import Rule, relative_deltas
+    from tests.support.reports import full_report
+
+    eager_a = _replicated(_on(MACHINE_BEFORE, 3.8, (0.0, 0.01, -0.01, 0.0)))
+    eager_b = _replicated(_on(MACHINE_AFTER, 3.8, (0.01, 0.0, 0.0, -0.01)))
+    # default / eager moves by 5% between waves: pooled blocks would call a 6% change, the
+    # processes do not; a 25% change they do
+
+    def default(run: LatencyStats, share: float, jitter: tuple[float, ...]) -> LatencyStats:
+        medians = run.replication.process_medians_ms
+        return _replicated(tuple(m * share * (1 + d) for m, d in zip(medians, jitter, strict=True)))
+
+    def report(eager: LatencyStats, dflt: LatencyStats):  # type: ignore[no-untyped-def]
+        modes = (
+            ModeResult("eager", "ok", latency=eager),
+            ModeResult("default", "ok", latency=dflt),
+        )
+        return dataclasses.replace(full_report(), modes=modes, breaks=())
+
+    before = report(eager_a, default(eager_a, 1.2, (0.05, -0.05, 0.04, -0.04)))
+    small = relative_deltas(
+        before, report(eager_b, default(eager_b, 1.2 * 1.06, JITTER_AFTER)), Rule()
+    )
+    assert small[0].method == "processes" and not small[0].significant
+    large = relative_deltas(
+        before, report(eager_b, default(eager_b, 1.2 * 1.25, JITTER_AFTER)), Rule()
+    )
+    assert large[0].significant and large[0].verdict == "slower"

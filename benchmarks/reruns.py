@@ -1,0 +1,272 @@
+"""Does a rerun agree? Each target of `benchmarks/manifests/reruns.toml` run three times with
+`advisor run` (the replicated protocol), rounds outermost (a target's runs are a whole pass of
+the list apart), then its first action measured by an independent replicated A/B
+(`benchmarks.reference_ab`: fresh processes, rounds outermost, no code shared with
+advisor/measure).
+
+Per target it reports: the first action of each run (the same every time?); for each measured
+action, each run's saving as a share of its own run's default median (the host's speed moves
+between runs, so raw ms are beside, not compared) with its 95% interval, and whether each run's
+interval covers the other runs' savings; and the first action's saving against the reference's:
+within 25% of it, or inside the reference's own 95% interval across rounds.
+
+    python -m benchmarks.reruns [--runs 3] [--names pyg_gat ...] [--rounds 5]
+    python -m benchmarks.reruns --judge-only        # re-read saved runs and references
+
+Runs go to reports/reruns-runs/ (not committed, resumable: a run folder with its report is
+kept); results to reports/benchmarks/reruns/reruns.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.core.model import Action, Report
+from advisor.render.report_io import load_report
+from advisor.sweep.manifest import tomllib
+from benchmarks import reference_ab
+from benchmarks.machine import load1, wait_until_quiet
+from benchmarks.reruns_render import render
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / "benchmarks" / "manifests" / "reruns.toml"
+RUNS = ROOT / "reports" / "reruns-runs"
+OUT = ROOT / "reports" / "benchmarks" / "reruns"
+TOLERANCE = 0.25  # a saving share within 25% of the reference's...
+MIN_STEP_SHARE = 0.10  # ...checked where the saving is at least 10% of the step
+
+
+@dataclass(frozen=True)
+class Target:
+    set: str
+    name: str
+    half: str
+    target: str  # for reference_ab: module:factory or path.py:factory
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def advisor_target(self) -> str:
+        """A built-in scenario by its name; anything else as it is."""
+        if self.target.startswith("scenarios."):
+            return self.target.removeprefix("scenarios.").partition(":")[0]
+        return self.target
+
+
+def load_manifest(path: Path = MANIFEST) -> tuple[dict[str, Any], list[Target]]:
+    data = tomllib.loads(path.read_text())
+    targets = [Target(**t) for t in data.get("targets", [])]
+    return dict(data.get("defaults", {})), targets
+
+
+def advisor_command(t: Target, options: dict[str, Any], out: Path) -> list[str]:
+    command = [sys.executable, "-m", "advisor", "run", t.advisor_target, "--quiet"]
+    for key, value in t.params.items():
+        command += ["--param", f"{key}={value}"]
+    for key, value in options.items():
+        command += [f"--{key.replace('_', '-')}", str(value)]
+    return [*command, "--out", str(out)]
+
+
+def run_advisor(t: Target, options: dict[str, Any], index: int) -> None:
+    out = RUNS / f"{t.name}-{index}"
+    if (out / "report.json").is_file():
+        return
+    started = time.monotonic()
+    print(f"{t.name} run {index} (load {load1():.2f}) ...", file=sys.stderr, flush=True)
+    proc = subprocess.run(advisor_command(t, options, out), cwd=ROOT, check=False)
+    print(f"  {time.monotonic() - started:.0f} s, exit {proc.returncode}", file=sys.stderr)
+
+
+# --- reading the runs --------------------------------------------------------------------------
+
+
+def action_key(a: Action) -> str:
+    """What makes two runs' actions the same action."""
+    if a.knob:
+        return f"{a.kind}:{a.knob}"
+    if a.where is not None:
+        return f"{a.kind}:{Path(a.where.file).name}:{a.where.line}"
+    if a.subjects:
+        return f"{a.kind}:" + ",".join(s.path for s in a.subjects)
+    return a.kind
+
+
+def default_ms(report: Report) -> float | None:
+    mode = report.mode("default")
+    return mode.latency.median_ms if mode and mode.latency else None
+
+
+def first_action(report: Report) -> str:
+    return action_key(report.actions[0]) if report.actions else "none"
+
+
+def run_actions(report: Report) -> dict[str, dict[str, Any]]:
+    """Each measured action: its saving, interval and both as shares of the default median."""
+    level = default_ms(report)
+    out: dict[str, dict[str, Any]] = {}
+    for a in report.actions:
+        if not a.measured or a.saving_ms is None or not level:
+            continue
+        ci = a.saving_ci_ms
+        out.setdefault(action_key(a), {
+            "saving_ms": a.saving_ms,
+            "ci_ms": list(ci) if ci else None,
+            "share": a.saving_ms / level,
+            "ci_share": [ci[0] / level, ci[1] / level] if ci else None,
+            "measurable": a.measurable,
+            "processes": a.processes,
+        })  # fmt: skip
+    return out
+
+
+def rerun_interval(saving: dict[str, Any], processes: int | None) -> list[float] | None:
+    """Where a rerun's share should fall: the confidence interval of the mean widened by
+    sqrt(1 + n/m) for a rerun of m = n processes (a prediction interval), i.e. by sqrt(2)."""
+    ci = saving["ci_share"]
+    if ci is None or not processes:
+        return None
+    half = (ci[1] - ci[0]) / 2 * math.sqrt(2)
+    return [saving["share"] - half, saving["share"] + half]
+
+
+def coverage(runs: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """For each action measured (and measurable) in a run and measured in another: whether the
+    first run's interval covers the second's saving share (ordered pairs)."""
+    out = []
+    for i, mine in enumerate(runs):
+        for key, saving in mine.items():
+            if not saving["measurable"] or saving["ci_share"] is None:
+                continue
+            rerun = rerun_interval(saving, saving["processes"])
+            for j, theirs in enumerate(runs):
+                other = theirs.get(key)
+                if j == i or other is None:
+                    continue
+                lo, hi = saving["ci_share"]
+                out.append({
+                    "action": key, "run": i, "other": j, "share": saving["share"],
+                    "ci_share": saving["ci_share"], "other_share": other["share"],
+                    "covered": lo <= other["share"] <= hi,
+                    "rerun_interval": rerun,
+                    "covered_rerun": rerun is not None and rerun[0] <= other["share"] <= rerun[1],
+                })  # fmt: skip
+    return out
+
+
+# --- the reference -----------------------------------------------------------------------------
+
+
+def reference_variant(key: str) -> str | None:
+    """The reference A/B's variant suffix for an action key; None where the action has no
+    independent form (a placement, a patch, a no-op)."""
+    kind, _, rest = key.partition(":")
+    if kind in ("eager", "fullgraph"):
+        return f"@{kind}"
+    if kind == "knob" and "=" in rest:
+        name, _, value = rest.partition("=")
+        value = {"True": "true", "False": "false"}.get(value, value)
+        return f"@default+{name}={value}"
+    return None
+
+
+def measure_reference(t: Target, key: str, rounds: int, threads: int) -> dict[str, Any] | None:
+    suffix = reference_variant(key)
+    if suffix is None:
+        return None
+    variants = {"default": f"{t.target}@default", "action": f"{t.target}{suffix}"}
+    data = reference_ab.measure(variants, rounds, threads, 1.0, "default", t.params)
+    return {"action": key, **data["savings"]["action"], "default_ms": data["variants"]}
+
+
+def reference_check(share: float, reference: dict[str, Any]) -> dict[str, Any]:
+    ref, ci = reference.get("mean_share"), reference.get("ci95_share")
+    if ref is None:
+        return {"within": None, "inside": None, "error": None}
+    error = share / ref - 1 if ref else None
+    within = error is not None and abs(error) <= TOLERANCE
+    inside = ci is not None and ci[0] <= share <= ci[1]
+    return {"within": within, "inside": inside, "error": error}
+
+
+# --- one target, then all ----------------------------------------------------------------------
+
+
+def judge_target(t: Target, runs: int, reference: dict[str, Any] | None) -> dict[str, Any]:
+    reports = [load_report(RUNS / f"{t.name}-{i}") for i in range(runs)
+               if (RUNS / f"{t.name}-{i}" / "report.json").is_file()]  # fmt: skip
+    actions = [run_actions(r) for r in reports]
+    firsts = [first_action(r) for r in reports]
+    first = Counter(firsts).most_common(1)[0][0] if firsts else "none"
+    checks = []
+    if reference is not None:
+        for i, measured in enumerate(actions):
+            saving = measured.get(reference["action"])
+            if saving is not None:
+                check = reference_check(saving["share"], reference)
+                checks.append({"run": i, "share": saving["share"], **check})
+    return {
+        "set": t.set, "name": t.name, "half": t.half, "runs": len(reports),
+        "default_ms": [default_ms(r) for r in reports],
+        "wall_s": [r.wall_s for r in reports],
+        "first_actions": firsts, "same_first": len(set(firsts)) == 1 and len(firsts) == runs,
+        "first": first, "actions": actions, "coverage": coverage(actions),
+        "reference": reference, "reference_checks": checks,
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--names", nargs="*")
+    parser.add_argument("--rounds", type=int, default=5, help="reference rounds")
+    parser.add_argument("--judge-only", action="store_true")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    options, targets = load_manifest()
+    targets = [t for t in targets if not args.names or t.name in args.names]
+    saved_path = args.out / "reruns.json"
+    saved = json.loads(saved_path.read_text()) if saved_path.is_file() else {"targets": {}}
+    started, quiet = time.time(), None
+    if not args.judge_only:
+        quiet = wait_until_quiet(600)
+        for index in range(args.runs):
+            for t in targets:
+                run_advisor(t, options, index)
+    results = dict(saved.get("targets", {}))
+    for t in targets:
+        reference = (results.get(t.name) or {}).get("reference")
+        judged = judge_target(t, args.runs, reference)
+        if (
+            not args.judge_only
+            and judged["runs"]
+            and (reference is None or reference.get("action") != judged["first"])
+        ):
+            reference = measure_reference(t, judged["first"], args.rounds, options["threads"])
+            judged = judge_target(t, args.runs, reference)
+        results[t.name] = judged
+    machine = saved.get("machine", "")
+    if quiet is not None:
+        machine = (
+            f"measured from {time.strftime('%Y-%m-%d %H:%M', time.gmtime(started))} UTC, "
+            f"{quiet.note()}; wall time {(time.time() - started) / 60:.0f} min"
+        )
+    result = {"machine": machine, "options": options, "targets": results}
+    args.out.mkdir(parents=True, exist_ok=True)
+    saved_path.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    text = render(result)
+    (args.out / "reruns.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

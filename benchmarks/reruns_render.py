@@ -1,0 +1,106 @@
+"""reruns.md from reruns.json (`benchmarks.reruns`): the summary and one row per target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tabulate import tabulate
+
+MIN_STEP_SHARE = 0.10
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.1%}"
+
+
+def _interval(ci: list[float] | None) -> str:
+    return "-" if not ci else f"[{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def _count(items: list[bool]) -> str:
+    return f"{sum(items)} of {len(items)}" + (f" ({sum(items) / len(items):.0%})" if items else "")
+
+
+def summary_lines(targets: dict[str, Any], half: str | None = None) -> list[str]:
+    chosen = [t for t in targets.values() if half is None or t["half"] in half]
+    same = [t["same_first"] for t in chosen if t["runs"] > 1]
+    pairs = [c for t in chosen for c in t["coverage"]]
+    checks = [
+        c
+        for t in chosen
+        for c in t["reference_checks"]
+        if (t["reference"] or {}).get("mean_share") is not None
+        and max(abs(c["share"]), abs(t["reference"]["mean_share"])) >= MIN_STEP_SHARE
+    ]
+    agree = [bool(c["within"] or c["inside"]) for c in checks]
+    errors = [abs(c["error"]) for c in checks if c["error"] is not None]
+    return [
+        f"- same first action in every run: {_count(same)} targets",
+        f"- a run's 95% interval covers another run's saving (share of its own default): "
+        f"{_count([c['covered'] for c in pairs])} ordered pairs; the rerun interval "
+        f"(sqrt(2) wider): {_count([c['covered_rerun'] for c in pairs])}",
+        f"- first action's saving against the independent reference (savings >= "
+        f"{MIN_STEP_SHARE:.0%} of the step), within 25% or inside the reference's interval: "
+        f"{_count(agree)} runs; worst error {max(errors):.0%}" if errors else
+        "- no first action with an independent reference and a saving >= 10% of the step",
+    ]  # fmt: skip
+
+
+def _first_cell(t: dict[str, Any]) -> str:
+    shares = []
+    for measured in t["actions"]:
+        saving = measured.get(t["first"])
+        shares.append("-" if saving is None else
+                      f"{_pct(saving['share'])} {_interval(saving['ci_share'])}")  # fmt: skip
+    return "; ".join(shares)
+
+
+def _reference_cell(t: dict[str, Any]) -> str:
+    ref = t["reference"]
+    if not ref:
+        return "no independent form"
+    if ref.get("mean_share") is None:
+        return "failed"
+    return f"{_pct(ref['mean_share'])} {_interval(ref.get('ci95_share'))}"
+
+
+def _checks_cell(t: dict[str, Any]) -> str:
+    marks = []
+    for c in t["reference_checks"]:
+        if c["within"] is None:
+            marks.append("-")
+        else:
+            marks.append("yes" if c["within"] or c["inside"] else f"NO ({_pct(c['error'])})")
+    return ", ".join(marks) or "-"
+
+
+def table(targets: dict[str, Any]) -> str:
+    rows = []
+    for t in targets.values():
+        covered = [c["covered"] for c in t["coverage"]]
+        ms = ", ".join("-" if v is None else f"{v:.3g}" for v in t["default_ms"])
+        rows.append([
+            t["set"], t["name"], t["half"], ms, " / ".join(t["first_actions"]),
+            _first_cell(t), _reference_cell(t), _checks_cell(t),
+            f"{sum(covered)}/{len(covered)}",
+        ])  # fmt: skip
+    headers = ["set", "target", "half", "default ms (runs)", "first action (runs)",
+               "its saving, share of default [95% CI] (runs)", "reference share [95% CI]",
+               "agrees with reference", "intervals covering"]  # fmt: skip
+    return tabulate(rows, headers, tablefmt="github")
+
+
+def render(result: dict[str, Any]) -> str:
+    targets = result["targets"]
+    options = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in result["options"].items())
+    return "\n".join([
+        "# Reruns: the same target, three runs, and an independent reference",
+        "",
+        f"`python -m benchmarks.reruns` (`advisor run` with {options}, the replicated "
+        f"protocol; references by `benchmarks.reference_ab`). {result['machine']}.",
+        "",
+        "Every target:", *summary_lines(targets), "",
+        "Tuning half:", *summary_lines(targets, ("tuning", "-")), "",
+        "Held-out half:", *summary_lines(targets, ("held-out",)), "",
+        table(targets), "",
+    ])  # fmt: skip

@@ -1,0 +1,91 @@
+"""The reruns benchmark's reading of saved reports (`benchmarks.reruns`): action identity across
+runs, interval coverage, the reference's variant for an action, the agreement check. No torch,
+nothing measured: reports are built as records."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from advisor.core.model import Action, Location
+from benchmarks import reruns
+from benchmarks.reruns_render import render
+from tests.support.reports import full_report
+
+
+def _report(*actions: Action):  # type: ignore[no-untyped-def]
+    return dataclasses.replace(full_report(), actions=actions)  # default median 0.5 ms
+
+
+def _knob(saving: float, ci: tuple[float, float], measurable: bool = True) -> Action:
+    return Action("knob", saving, ci, measured=True, knob="capture_scalar_outputs=True",
+                  measurable=measurable, processes=4)  # fmt: skip
+
+
+def test_actions_are_the_same_across_runs_by_kind_and_what_they_change() -> None:
+    where = Location("/a/b/model.py", 12, "f", "")
+    assert reruns.action_key(_knob(0.1, (0.05, 0.15))) == "knob:capture_scalar_outputs=True"
+    assert reruns.action_key(Action("patch", 0.1, where=where)) == "patch:model.py:12"
+    assert reruns.action_key(Action("fullgraph", 0.1)) == "fullgraph"
+
+
+def test_savings_are_read_as_shares_of_each_runs_own_default() -> None:
+    measured = reruns.run_actions(_report(_knob(0.1, (0.05, 0.15)), Action("eager", 0.2)))
+    assert list(measured) == ["knob:capture_scalar_outputs=True"]  # eager was not measured
+    saving = measured["knob:capture_scalar_outputs=True"]
+    assert saving["share"] == pytest.approx(0.2) and saving["ci_share"] == pytest.approx([0.1, 0.3])
+
+
+def test_coverage_counts_ordered_pairs_of_measurable_actions() -> None:
+    runs = [
+        reruns.run_actions(_report(_knob(0.10, (0.08, 0.12)))),  # share 0.2 [0.16, 0.24]
+        reruns.run_actions(_report(_knob(0.115, (0.11, 0.12)))),  # share 0.23 [0.22, 0.24]
+        reruns.run_actions(_report(_knob(0.01, (-0.02, 0.04), measurable=False))),
+    ]
+    pairs = reruns.coverage(runs)
+    # runs 0 and 1 are measurable, each against both others: 4 ordered pairs
+    assert len(pairs) == 4
+    by = {(p["run"], p["other"]): p for p in pairs}
+    assert by[0, 1]["covered"] and not by[1, 0]["covered"] and not by[0, 2]["covered"]
+    # the rerun interval is sqrt(2) wider: run 1's [0.216, 0.244] still misses 0.2
+    assert not by[1, 0]["covered_rerun"]
+    assert by[1, 0]["rerun_interval"][1] - by[1, 0]["rerun_interval"][0] == pytest.approx(
+        0.02 * 2**0.5, rel=1e-6
+    )
+
+
+def test_the_reference_measures_a_mode_or_a_knob_and_nothing_else() -> None:
+    assert reruns.reference_variant("fullgraph") == "@fullgraph"
+    assert reruns.reference_variant("eager") == "@eager"
+    assert (
+        reruns.reference_variant("knob:capture_scalar_outputs=True")
+        == "@default+capture_scalar_outputs=true"
+    )
+    assert reruns.reference_variant("regional:model.layers") is None
+    assert reruns.reference_variant("patch:model.py:12") is None
+
+
+def test_agreement_is_within_a_quarter_or_inside_the_references_interval() -> None:
+    reference = {"mean_share": 0.20, "ci95_share": [0.10, 0.40]}
+    assert reruns.reference_check(0.24, reference) == {"within": True, "inside": True,
+                                                       "error": pytest.approx(0.2)}  # fmt: skip
+    far = reruns.reference_check(0.45, reference)
+    assert far["within"] is False and far["inside"] is False
+    wide = reruns.reference_check(0.35, reference)
+    assert wide["within"] is False and wide["inside"] is True
+
+
+def test_the_table_renders_the_summary_by_half() -> None:
+    target = {
+        "set": "libzoo", "name": "m", "half": "held-out", "runs": 2, "default_ms": [0.5, 0.6],
+        "first_actions": ["fullgraph", "fullgraph"], "same_first": True, "first": "fullgraph",
+        "actions": [{"fullgraph": {"share": 0.3, "ci_share": [0.2, 0.4]}}, {}],
+        "coverage": [{"covered": True, "covered_rerun": True}],
+        "reference": {"action": "fullgraph", "mean_share": 0.28, "ci95_share": [0.2, 0.35]},
+        "reference_checks": [{"run": 0, "share": 0.3, "within": True, "inside": True,
+                              "error": 0.07}],
+    }  # fmt: skip
+    text = render({"machine": "here", "options": {"threads": 1}, "targets": {"m": target}})
+    assert "Held-out half:\n- same first action in every run: 1 of 1 (100%) targets" in text
+    assert "+30.0% [+20.0%, +40.0%]; -" in text and "within 25%" in text
