@@ -44,6 +44,8 @@ def test_every_arm_is_replicated_in_processes_of_its_own(tmp_path: Path) -> None
         waves = rep["processes"]
         assert waves in (2, 3) and rep["rounds"] >= 5
         assert rep["waves"] == list(range(waves)) and len(rep["first_call_s"]) == waves
+        # the machine's reference was timed in every wave the arm was (re-measured ones too)
+        assert len(rep["machine_ms"]) == waves and min(rep["machine_ms"]) > 0
         low, high = modes[name]["latency"]["ci_ms"]
         assert low <= modes[name]["latency"]["median_ms"] <= high
     assert modes["fullgraph"]["status"] == "failed"  # the print breaks the graph
@@ -59,3 +61,4 @@ def test_every_arm_is_replicated_in_processes_of_its_own(tmp_path: Path) -> None
     assert "quick protocol" not in proc.stdout
     markdown = (out / "report.md").read_text()
     assert "harness: replicated: every arm (mode, what-if) in 2 fresh worker processes" in markdown
+    assert "the machine's own speed (a fixed reference workload timed in every wave)" in markdown

@@ -89,6 +89,9 @@ class Replication:
     # the machine-speed reference (`advisor.measure.metronome`) in each of those waves, ms per
     # call, in the same order as `process_medians_ms`; () when it was not timed (older runs)
     machine_ms: tuple[float, ...] = ()
+    # each process's median of (its block / the reference's block of the same round): its
+    # level in units of the machine's speed at that moment; () when not timed
+    over_machine: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

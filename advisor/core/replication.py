@@ -186,3 +186,13 @@ def run_ratio(
     p = float(ttest_ind(la, lb, equal_var=False).pvalue)
     ratio = median(after) / median(before)
     return RunRatio(ratio, (math.exp(diff - half), math.exp(diff + half)), p)
+
+
+def over_reference(
+    samples: Sequence[float], rounds: Sequence[int], reference: dict[int, float]
+) -> float | None:
+    """The median of each block over the reference's block of the same round (rounds are
+    timed one right after the other, so the machine's speed at that moment cancels); None when
+    no round has both."""
+    ratios = [s / reference[r] for s, r in zip(samples, rounds, strict=True) if reference.get(r)]
+    return median(ratios) if ratios else None

@@ -314,16 +314,23 @@ def _ratio_test(
 def _process_values(
     before: Replication, after: Replication
 ) -> tuple[tuple[list[float], list[float]], str]:
-    """The values Welch's t compares: each process median over the machine's speed in its wave
-    (`Replication.machine_ms`, the metronome) where both runs have it, so that the machine
-    running slower in one run than in the other (1.5x between waves, here) is not read as the
-    target's change; else the process medians as they are."""
+    """The values Welch's t compares: each process's level over the machine's speed, where both
+    runs timed the metronome, so that the machine running slower in one run than in the other
+    (1.5x between waves, here) is not read as the target's change: its blocks over the
+    metronome's block of the same round (`Replication.over_machine`), else its median over the
+    metronome's median in its wave (`machine_ms`); else the process medians as they are."""
+    if _has_rounds(before) and _has_rounds(after):
+        return (list(before.over_machine), list(after.over_machine)), MACHINE_METHOD
     if _has_machine(before) and _has_machine(after):
         return (_over_machine(before), _over_machine(after)), MACHINE_METHOD
     return (list(before.process_medians_ms), list(after.process_medians_ms)), "processes"
 
 
 MACHINE_METHOD = "processes over the machine reference"
+
+
+def _has_rounds(r: Replication) -> bool:
+    return len(r.over_machine) == len(r.process_medians_ms) > 0 and min(r.over_machine) > 0
 
 
 def _has_machine(r: Replication) -> bool:

@@ -49,6 +49,7 @@ class ArmRecord:
     task: ArmTask
     builds: list[Built] = field(default_factory=list)  # the built report of each wave's worker
     samples: list[list[float]] = field(default_factory=list)  # per wave: ms per call, kept blocks
+    rounds: list[list[int]] = field(default_factory=list)  # per wave: each kept block's round
     dropped: list[str] = field(default_factory=list)
     failure: Built | ModeError | None = None  # the first wave could not build or time it
     remeasured: bool = False
@@ -167,6 +168,8 @@ def _wave(arms: list[ArmRecord], wave: int, plan: Plan) -> None:
     for record in arms:
         while len(record.samples) <= wave:
             record.samples.append([])
+        while len(record.rounds) <= wave:
+            record.rounds.append([])
     workers = _start_all(arms, wave, plan)
     try:
         _time_rounds(workers, wave, plan)
@@ -302,6 +305,7 @@ def _block(worker: _Worker, round_index: int, plan: Plan) -> bool:
         )
         return True
     record.samples[worker.wave].append(seconds / number * 1e3)
+    record.rounds[worker.wave].append(round_index)
     return True
 
 

@@ -201,6 +201,7 @@ def _replication(record: ArmRecord, machine: ArmRecord | None = None) -> Replica
     by_wave = replication.wave_medians(record.samples)
     return Replication(
         machine_ms=_machine_by_wave(by_wave, machine),
+        over_machine=_over_machine(record, by_wave, machine),
         processes=len(timed),
         rounds=min(len(p) for p in timed),
         process_medians_ms=tuple(by_wave.values()),
@@ -221,6 +222,24 @@ def _machine_by_wave(by_wave: dict[int, float], machine: ArmRecord | None) -> tu
     if not all(w in reference for w in by_wave):
         return ()
     return tuple(reference[w] for w in by_wave)
+
+
+def _over_machine(
+    record: ArmRecord, by_wave: dict[int, float], machine: ArmRecord | None
+) -> tuple[float, ...]:
+    """Each wave's blocks over the metronome's of the same round, the median per wave; () unless
+    every wave has it."""
+    if machine is None:
+        return ()
+    out = []
+    for wave in by_wave:
+        reference = dict(zip(machine.rounds[wave], machine.samples[wave], strict=True)) if (
+            wave < len(machine.samples)) else {}  # fmt: skip
+        level = replication.over_reference(record.samples[wave], record.rounds[wave], reference)
+        if level is None:
+            return ()
+        out.append(level)
+    return tuple(out)
 
 
 def _what_if(record: ArmRecord, baseline: ArmRecord | None, machine: ArmRecord | None) -> WhatIf:

@@ -267,13 +267,20 @@ def _replicated_harness(report: Report) -> str:
         if rep is not None
         else ""
     )
+    machine = ""
+    if rep is not None and len(rep.machine_ms) > 1 and min(rep.machine_ms) > 0:
+        moved = max(rep.machine_ms) / min(rep.machine_ms) - 1
+        machine = (
+            f"; the machine's own speed (a fixed reference workload timed in every wave) moved "
+            f"{moved * 100:.0f}% between waves"
+        )
     return (
         f"replicated: every arm (mode, what-if) in {st.processes} fresh worker processes of its "
         f"own, one per wave, the arms of a wave timed {st.repeats} interleaved rounds (order "
         f"rotating); {st.warmup} warm-up calls, blocks of at least {st.min_block_s * 1e3:g} ms"
         f"{threads}; intervals across processes, savings paired by wave; a measured saving "
-        f"must reach {st.min_effect * 100:g}% of the step{rests}; the profile ran in a process "
-        "of its own"
+        f"must reach {st.min_effect * 100:g}% of the step{rests}{machine}; the profile ran in "
+        "a process of its own"
     )
 
 
