@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor.core import argtypes, options
+from advisor.core import argtypes, options, policy
 from advisor.core.errors import AdvisorError, first_line, one_line
 from advisor.core.model import Settings
 
@@ -126,8 +126,9 @@ def _add_show_and_compare(sub: Any) -> None:
     compare.add_argument(
         "--min-effect",
         type=argtypes.fraction,
-        default=0.05,
-        help="a change smaller than this fraction is never significant (default 0.05 = 5%%)",
+        default=policy.COMPARE_MIN_EFFECT,
+        help="a change smaller than this fraction is never significant (default "
+        f"{policy.COMPARE_MIN_EFFECT:g} = {policy.COMPARE_MIN_EFFECT * 100:g}%%)",
     )
 
 

@@ -377,6 +377,15 @@ def _replication_figures() -> dict[str, Figure]:
 
 FIGURES.update(_replication_figures())
 
+
+def _reruns_figures() -> dict[str, Figure]:
+    from benchmarks.doc_figure_reruns import figures  # it imports this module
+
+    return figures()
+
+
+FIGURES.update(_reruns_figures())
+
 BLOCKS: dict[str, Block] = {
     "infer_loop.console": Block(EXAMPLE, lambda p: console_excerpt(p, SCRIPT_EXCERPT)),
 }

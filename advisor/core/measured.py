@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from advisor.core import policy
 from advisor.core.patch import Patch
 
 # --- what was measured, where ---------------------------------------------------------------
@@ -45,7 +46,9 @@ class Settings:
     threads: int | None = None
     profile_calls: int = 20
     what_if: bool = True
-    ignore_share: float = 0.01  # entries whose saving is below this share of the step: "ignore"
+    ignore_share: float = (
+        policy.IGNORE_SHARE
+    )  # entries whose saving is below this share of the step: "ignore"
     isolate: bool = False  # each mode and what-if measured in a process of its own
     timeout_s: float | None = None  # isolated: per process, then it is killed (None: no limit)
     # Rounds go on past `repeats` until each timed callable's median has a 95% interval within
@@ -64,7 +67,7 @@ class Settings:
     processes: int = 4
     # A saving is "measured" only when its 95% interval lies above zero and it is at least this
     # share of the step; below, it is "no measurable effect" (docs/measurement.md says why 3%).
-    min_effect: float = 0.03
+    min_effect: float = policy.MIN_EFFECT
 
 
 @dataclass(frozen=True)

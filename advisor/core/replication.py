@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Processes disagree when the range of their values is more than this share of the median
-# (after the re-measured wave): docs/measurement.md gives the spread measured on this machine.
-DISAGREE_SPREAD = 0.25
+from advisor.core import policy
+
+DISAGREE_SPREAD = policy.DISAGREE_SPREAD
 
 
 def median(values: Sequence[float]) -> float:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from advisor.core import identity, replication, stats
+from advisor.core import identity, policy, replication, stats
 from advisor.core.identity import BreakIdentity
 from advisor.core.model import LatencyStats, Note, Replication, Report, WorkloadInfo
 from advisor.core.paths import common_folder
@@ -76,8 +76,8 @@ class Comparison:
     modes: tuple[ModeDelta, ...]
     breaks: tuple[BreakDelta, ...]
     warnings: tuple[Note, ...] = ()
-    alpha: float = 0.05
-    min_effect: float = 0.05
+    alpha: float = policy.COMPARE_ALPHA
+    min_effect: float = policy.COMPARE_MIN_EFFECT
     schema_version: int = COMPARE_SCHEMA_VERSION
 
 
@@ -85,13 +85,17 @@ class Comparison:
 class Rule:
     """What a change must beat to be called significant."""
 
-    alpha: float = 0.05
-    min_effect: float = 0.05
+    alpha: float = policy.COMPARE_ALPHA
+    min_effect: float = policy.COMPARE_MIN_EFFECT
     seed: int = 0
 
 
 def compare_reports(
-    before: Report, after: Report, alpha: float = 0.05, min_effect: float = 0.05, seed: int = 0
+    before: Report,
+    after: Report,
+    alpha: float = policy.COMPARE_ALPHA,
+    min_effect: float = policy.COMPARE_MIN_EFFECT,
+    seed: int = 0,
 ) -> Comparison:
     rule = Rule(alpha, min_effect, seed)
     warnings: list[Note] = []

@@ -16,12 +16,12 @@ from dataclasses import replace
 
 from advisor.core.model import Action, BreakEntry, Ledger, Location, ModeResult, RecompileAdvice
 from advisor.core.paths import is_installed
+from advisor.core.policy import LARGE_GUARD_SHARE
 from advisor.judge.decide import Step
 from advisor.judge.ledger import beats
 from advisor.judge.measured import MeasuredStep
 
 # On a break-free model, skipping guards leads only when it saves at least this share.
-LARGE_GUARD_SHARE = 0.25
 PLACEMENTS = ("regional", "disable", "split")
 
 

@@ -11,10 +11,11 @@ multiple of the default mode's own difference from eager. Both numbers stay in t
 
 from __future__ import annotations
 
+from advisor.core import policy
 from advisor.core.model import ModeResult, OutputCheck, WhatIf
 
 # How much larger than the default mode's own difference from eager a variant's may be.
-DEFAULT_DIFF_MULTIPLE = 4.0
+DEFAULT_DIFF_MULTIPLE = policy.DIFF_MULTIPLE
 
 
 def accepted(output: OutputCheck | None, reference: OutputCheck | None) -> bool | None:

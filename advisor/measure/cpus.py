@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.core.model import Note
+from advisor.core.policy import BUSY_CPU
 from advisor.measure.environment import cpu_affinity
 
 LOCK_DIR = Path(tempfile.gettempdir()) / "advisor-cpu-locks"
@@ -111,9 +112,6 @@ def _set_affinity(chosen: tuple[int, ...]) -> None:
 
 
 # --- who else is using the CPUs --------------------------------------------------------------
-
-BUSY_CPU = 0.5  # a CPU another process keeps busy more than half the time is held
-CONTENDED_SHARE = 0.10  # others used more than this share of the CPUs we timed on
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ def _with_contention(
 ) -> tuple[dict[str, LatencyStats], list[Note]]:
     """Each latency with the share of its CPUs others used; past CONTENDED_SHARE its threads
     were descheduled while timed, so no interval of it is called met."""
-    from advisor.measure.cpus import CONTENDED_SHARE
+    from advisor.core.policy import CONTENDED_SHARE
 
     if share is None:
         return stats, []

@@ -5,11 +5,10 @@ what-ifs, the fullgraph failure and why a mode has no numbers.
 from __future__ import annotations
 
 from advisor.core.model import ModeResult, Report, Settings
+from advisor.core.policy import CONTENDED_SHARE, NOISY_SPREAD
 from advisor.render.formatting import MODE_LABELS, Display, fmt_pct
 from advisor.render.notes import note_text
 
-NOISY_SPREAD = 0.10  # IQR / median above this: the mode's numbers are flagged uncertain
-CONTENDED_SHARE = 0.10  # others used more of a mode's CPUs while it was timed (as measured)
 # Notes that belong at the top: the thread count the run chose, or one that does not fit.
 ALERT_NOTES = ("threads_chosen", "threads_exceed_free")
 

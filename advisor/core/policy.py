@@ -1,0 +1,39 @@
+"""Every threshold that turns a measurement into a judgement, in one place, each with why.
+
+Stages import these rather than keeping numbers of their own, so that what makes a saving
+"measured", a change "significant", a run "noisy" or a machine "busy" can be read, and moved,
+here. The evidence behind each is in docs/measurement.md (this machine: 2 shared cores).
+"""
+
+from __future__ import annotations
+
+# --- a saving within one run (the judge) ---------------------------------------------------
+# A saving counts as measured when its 95% interval lies above zero and it reaches this share
+# of the step: the spread between processes of one arm is several per cent here, and an
+# interval from four processes has three degrees of freedom (`Settings.min_effect`).
+MIN_EFFECT = 0.03
+# A break whose estimated saving is under this share of the step gets "ignore"
+# (`Settings.ignore_share`): below the profiler's resolution of one break's cost.
+IGNORE_SHARE = 0.01
+# An arm's processes disagree when their levels (each over the reference arm of its wave)
+# range over more than this share of their median: one more wave, then a flag.
+DISAGREE_SPREAD = 0.25
+# Guard evaluation this large a share of the step, with nothing else to fix, is an action.
+LARGE_GUARD_SHARE = 0.25
+# An output differing from eager's by at most this many times the default mode's own
+# difference is the same numerics (the default mode's difference is the dtype's noise).
+DIFF_MULTIPLE = 4.0
+
+# --- two runs compared (`advisor compare`, `advisor check`) --------------------------------
+COMPARE_ALPHA = 0.05
+# A change smaller than this is never called significant: A/A pairs on this machine move by a
+# few per cent even across processes (reports/benchmarks/compare_replicated/).
+COMPARE_MIN_EFFECT = 0.05
+
+# --- the machine while measuring ------------------------------------------------------------
+# A CPU another process keeps busy more than half the time is held by it (not pinned to).
+BUSY_CPU = 0.5
+# Others used more than this share of the CPUs a mode was timed on: contended.
+CONTENDED_SHARE = 0.10
+# A mode's IQR over its median above this: its numbers are flagged uncertain.
+NOISY_SPREAD = 0.10

@@ -1,0 +1,89 @@
+"""Figures docs/measurement.md quotes from the compare and reruns benchmarks
+(reports/benchmarks/compare_replicated/, reports/benchmarks/reruns/; nothing here measures)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.doc_figure_defs import Figure, of
+
+COMPARE = "reports/benchmarks/compare_replicated/threads{}.json"
+RERUNS = "reports/benchmarks/reruns/reruns.json"
+MIN_STEP_SHARE = 0.10
+
+
+def _aa(method: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        s = data["methods"][method]
+        return of(s["aa_pairs_significant"], s["aa_pairs"])
+
+    return make
+
+
+def _injected(method: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        s = data["methods"][method]
+        return of(s["injected_found"], s["injected_pairs"])
+
+    return make
+
+
+def _pairs(field: str, half: tuple[str, ...] | None = None) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        pairs = [
+            c[field]
+            for t in data["targets"].values()
+            if half is None or t["half"] in half
+            for c in t["coverage"]
+        ]
+        return f"{of(sum(pairs), len(pairs))} ({sum(pairs) / max(1, len(pairs)):.0%})"
+
+    return make
+
+
+def _same_first(data: dict[str, Any]) -> str:
+    runs = [t["same_first"] for t in data["targets"].values() if t["runs"] > 1]
+    return of(sum(runs), len(runs))
+
+
+def _agree(data: dict[str, Any]) -> str:
+    checks = [
+        bool(c["within"] or c["inside"])
+        for t in data["targets"].values()
+        if (t["reference"] or {}).get("mean_share") is not None
+        for c in t["reference_checks"]
+        if max(abs(c["share"]), abs(t["reference"]["mean_share"])) >= MIN_STEP_SHARE
+    ]
+    return of(sum(checks), len(checks))
+
+
+def _worst(data: dict[str, Any]) -> str:
+    errors = [
+        abs(c["error"])
+        for t in data["targets"].values()
+        if (t["reference"] or {}).get("mean_share") is not None
+        for c in t["reference_checks"]
+        if c["error"] is not None
+        and max(abs(c["share"]), abs(t["reference"]["mean_share"])) >= MIN_STEP_SHARE
+    ]
+    return f"{max(errors):.0%}" if errors else "-"
+
+
+def figures() -> dict[str, Figure]:
+    out: dict[str, Figure] = {}
+    for threads in (1, 0):
+        source = COMPARE.format(threads)
+        for method in ("round", "wave", "raw"):
+            out[f"compare.t{threads}.{method}.aa"] = Figure(source, _aa(method))
+            out[f"compare.t{threads}.{method}.injected"] = Figure(source, _injected(method))
+    out.update({
+        "reruns.same_first": Figure(RERUNS, _same_first),
+        "reruns.covered": Figure(RERUNS, _pairs("covered")),
+        "reruns.covered_rerun": Figure(RERUNS, _pairs("covered_rerun")),
+        "reruns.covered_tuning": Figure(RERUNS, _pairs("covered", ("tuning", "-"))),
+        "reruns.covered_heldout": Figure(RERUNS, _pairs("covered", ("held-out",))),
+        "reruns.agree": Figure(RERUNS, _agree),
+        "reruns.worst": Figure(RERUNS, _worst),
+    })  # fmt: skip
+    return out
