@@ -174,6 +174,24 @@ def summary(by_pair: dict[tuple[str, str, str, str], list[Row]]) -> dict[str, ob
     }
 
 
+def machine_speed(folder: Path) -> dict[str, object]:
+    """How far the metronome's speed moved between the waves of each run (max / min - 1 of its
+    wave medians, from the eager arm's record), over every run in the folder."""
+    moved = []
+    for report_file in sorted(folder.glob("*/report.json")):
+        eager = load_report(report_file).mode("eager")
+        rep = eager.latency.replication if eager and eager.latency else None
+        if rep is not None and len(rep.machine_ms) > 1 and min(rep.machine_ms) > 0:
+            moved.append(max(rep.machine_ms) / min(rep.machine_ms) - 1)
+    ordered = sorted(moved)
+    return {
+        "runs": len(moved),
+        "median": ordered[len(ordered) // 2] if ordered else None,
+        "max": ordered[-1] if ordered else None,
+        "per_run": moved,
+    }
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x - 1:+.1%}"
 
@@ -268,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         machine = str(json.loads(saved.read_text()).get("machine", ""))
     result = {
         "machine": machine,
+        "machine_speed": machine_speed(folder),
         "summary": summary(by_pair),
         "methods": {m: summary(by_method[m]) for m in METHODS},
         "rows": [asdict(r) for r in rows],

@@ -74,6 +74,13 @@ def figures() -> dict[str, Figure]:
     out: dict[str, Figure] = {}
     for threads in (1, 0):
         source = COMPARE.format(threads)
+        out[f"compare.t{threads}.machine_median"] = Figure(
+            source, lambda d: f"{d['machine_speed']['median']:.0%}"
+        )
+        out[f"compare.t{threads}.machine_max"] = Figure(
+            source, lambda d: f"{d['machine_speed']['max']:.0%}"
+        )
+        out[f"compare.t{threads}.runs"] = Figure(source, lambda d: str(d["machine_speed"]["runs"]))
         for method in ("round", "wave", "raw"):
             out[f"compare.t{threads}.{method}.aa"] = Figure(source, _aa(method))
             out[f"compare.t{threads}.{method}.injected"] = Figure(source, _injected(method))

@@ -223,6 +223,37 @@ def test_slower_default_mode(median: float, iqr: float, worse: bool) -> None:
     assert kinds(baseline, report) == (["slower"] if worse else [])
 
 
+def _replicated_default(medians: tuple[float, ...], machine: tuple[float, ...]) -> Report:
+    from advisor.core.model import Replication
+
+    levels = tuple(m / x for m, x in zip(medians, machine, strict=True))
+    rep = Replication(len(medians), 10, medians, tuple(range(len(medians))), None, (), (),
+                      False, False, machine, levels)  # fmt: skip
+    latency = LatencyStats(sorted(medians)[1], 0.01, 40, medians * 10, replication=rep)
+    return with_mode(full_report(), default_mode(full_report(), latency=latency))
+
+
+def test_a_replicated_check_reads_the_machine_out_of_a_slowdown() -> None:
+    # the baseline made on a machine running at one speed, the check on one 1.4x slower: the
+    # medians are 40% apart, the levels over the machine reference are not
+    base_machine, slow_machine = (0.10, 0.11, 0.10, 0.105), (0.14, 0.15, 0.145, 0.14)
+
+    def on(machine: tuple[float, ...], level: float, jitter: tuple[float, ...]) -> Report:
+        medians = tuple(level * m * j for m, j in zip(machine, jitter, strict=True))
+        return _replicated_default(medians, machine)
+
+    jitter = (1.0, 1.02, 0.99, 1.01)
+    baseline = baseline_from_report(on(base_machine, 5, jitter), ROOT)
+    assert len(baseline.default.levels) == 4
+    assert kinds(baseline, on(slow_machine, 5, jitter[::-1])) == []
+    # the code 20% slower on the same slow machine: found, with its interval across processes
+    worse = on(slow_machine, 6, jitter[::-1])
+    (finding,) = check(baseline, worse, LIMITS, ROOT).findings
+    assert finding.kind == "slower" and finding.interval is not None
+    assert finding.change == pytest.approx(0.2, abs=0.03) and finding.interval[0] > 0
+    assert "across processes" in format_text(check(baseline, worse, LIMITS, ROOT), worse)[0]
+
+
 def test_new_recompiles_name_the_graph() -> None:
     report = full_report()
     baseline = baseline_from_report(with_mode(report, default_mode(report, recompiles=0)), ROOT)

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from advisor.core.identity import BreakIdentity
-from advisor.core.model import BreakEntry, BreakSite, Report, to_jsonable
+from advisor.core.model import BreakEntry, BreakSite, LatencyStats, Report, to_jsonable
 from advisor.core.paths import display_path
 from advisor.core.serial import load_versioned_json
 
@@ -45,6 +45,9 @@ class DefaultMode:
     noise: float | None = None  # IQR / median of the timed blocks
     matches_eager: bool | None = None
     recompiles: int = 0
+    # replicated runs: each worker process's level over the machine reference timed beside it
+    # (`Replication.over_machine`), what a slowdown is tested on; () otherwise
+    levels: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,19 @@ def baseline_from_report(report: Report, root: str) -> Baseline:
             noise=lat.relative_iqr if lat else None,
             matches_eager=default.matches_eager,
             recompiles=default.recompiles,
+            levels=_levels(lat),
         ),
         fullgraph=fullgraph.status if fullgraph else "absent",
         breaks=tuple(_baseline_break(b, s, root) for b, s in breaks_of(report)),
         params=report.workload.params,
     )
+
+
+def _levels(lat: LatencyStats | None) -> tuple[float, ...]:
+    rep = lat.replication if lat is not None else None
+    if rep is None or len(rep.over_machine) != len(rep.process_medians_ms):
+        return ()
+    return rep.over_machine
 
 
 def breaks_of(report: Report) -> list[tuple[BreakEntry | None, BreakSite]]:

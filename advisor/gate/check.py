@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from advisor.core import identity
+from advisor.core import identity, policy, replication
 from advisor.core.model import BreakEntry, ModeError, Report
 from advisor.gate.baseline import (
     Baseline,
@@ -97,9 +97,11 @@ class Slower(Finding):
     target: str
     median_ms: float
     baseline_ms: float
-    change: float  # median / baseline - 1
+    change: float  # median / baseline - 1 (replicated: of the levels over the machine)
     limit: float
-    noise: float  # the larger relative IQR of the two runs
+    noise: float  # the larger relative IQR of the two runs (0 when tested across processes)
+    # replicated runs: the 95% interval of the change across processes (ratio - 1)
+    interval: tuple[float, float] | None = None
     kind: ClassVar[str] = "slower"
 
 
@@ -215,6 +217,9 @@ def _check_default(
     out: list[Finding] = []
     if old.matches_eager is True and new.matches_eager is False:
         out.append(Mismatch(target))
+    if len(old.levels) >= 2 and len(new.levels) >= 2:
+        slower = _slower_across_processes(old, new, thresholds, target)
+        return out + ([slower] if slower else [])
     if old.median_ms and new.median_ms:
         change = new.median_ms / old.median_ms - 1
         noise = max(old.noise or 0.0, new.noise or 0.0)
@@ -223,6 +228,24 @@ def _check_default(
                 Slower(target, new.median_ms, old.median_ms, change, thresholds.max_slowdown, noise)
             )
     return out
+
+
+def _slower_across_processes(
+    old: DefaultMode, new: DefaultMode, thresholds: Thresholds, target: str
+) -> Slower | None:
+    """Both runs replicated: each process's level over the machine reference is one value, and
+    the run is slower when Welch's t says so (p < 0.05, the interval above no change) by more
+    than the limit; the machine running slower than when the baseline was made is not."""
+    run = replication.run_ratio(old.levels, new.levels)
+    if run is None or not (old.median_ms and new.median_ms):
+        return None
+    change = run.ratio - 1
+    significant = run.p_value < policy.COMPARE_ALPHA and run.ci[0] > 1.0
+    if not (significant and change > thresholds.max_slowdown):
+        return None
+    interval = (run.ci[0] - 1, run.ci[1] - 1)
+    limit = thresholds.max_slowdown
+    return Slower(target, new.median_ms, old.median_ms, change, limit, 0.0, interval)
 
 
 def _check_recompiles(old: DefaultMode, report: Report, root: str) -> list[Finding]:

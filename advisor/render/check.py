@@ -104,6 +104,14 @@ def _costlier_break(f: CostlierBreak) -> str:
 
 
 def _slower(f: Slower) -> str:
+    if f.interval is not None:
+        low, high = f.interval
+        return (
+            f"{f.target}: default mode is slower: {f.median_ms:.4g} ms per call, "
+            f"{f.baseline_ms:.4g} ms in the baseline; over the machine's speed in each run "
+            f"{f.change:+.1%} [{low:+.1%}, {high:+.1%}] across processes (limit "
+            f"+{_pct(f.limit)})"
+        )
     return (
         f"{f.target}: default mode is slower: {f.median_ms:.4g} ms per call, "
         f"{f.baseline_ms:.4g} ms in the baseline ({f.change:+.1%}; limit "
