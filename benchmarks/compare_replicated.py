@@ -39,6 +39,8 @@ from pathlib import Path
 from tabulate import tabulate
 
 from advisor.core.model import Report
+from advisor.gate.baseline import baseline_from_report
+from advisor.gate.check import Thresholds, check
 from advisor.gate.compare import ModeDelta, compare_reports
 from advisor.render.report_io import load_report
 from benchmarks.machine import load1, wait_until_quiet
@@ -149,6 +151,21 @@ def _row(kind: str, scenario: str, before: str, after: str, d: ModeDelta) -> Row
     )  # fmt: skip
 
 
+CHECK_LIMIT = 0.05  # `advisor check --max-slowdown`: compare's own minimum effect
+
+
+def check_slower(before: str, after: str, folder: Path) -> bool:
+    """Whether `advisor check` of the second run against a baseline made from the first finds
+    the default mode slower (its other findings do not concern timing)."""
+    first = load_report(folder / before / "report.json")
+    second = load_report(folder / after / "report.json")
+    root = str(ROOT)
+    result = check(
+        baseline_from_report(first, root), second, Thresholds(max_slowdown=CHECK_LIMIT), root
+    )
+    return any(f.kind == "slower" for f in result.findings)
+
+
 def found(rows: list[Row]) -> bool:
     """An injected slowdown is found when a mode's own row calls it significant and slower."""
     return any(r.significant and r.verdict == "slower" and "/" not in r.mode for r in rows)
@@ -228,6 +245,10 @@ def render(args: argparse.Namespace, result: dict[str, object], rows: list[Row])
         f"- Injected {args.fraction:+.0%}: found (a mode's row significant and slower) in "
         f"{s['injected_found']} of {s['injected_pairs']} pairs; "
         f"{s['injected_mode_rows_found']} of {s['injected_mode_rows']} mode rows.\n\n"
+        f"`advisor check --max-slowdown {CHECK_LIMIT}` on the same pairs (a baseline from the "
+        f"first run): A/A called slower {result['check']['aa_slower']} of "
+        f"{result['check']['aa_pairs']}; injected found {result['check']['injected_found']} of "
+        f"{result['check']['injected_pairs']}.\n\n"
         "The same runs, each process's level read three ways before Welch's t: over the "
         "machine reference block by block (`round`, what advisor does), over its median in "
         "the wave (`wave`), or as it is (`raw`):\n\n"
@@ -284,9 +305,17 @@ def main(argv: list[str] | None = None) -> int:
     saved = args.out / f"{tag}.json"
     if args.judge_only and saved.is_file():
         machine = str(json.loads(saved.read_text()).get("machine", ""))
+    checks = {key: check_slower(key[2], key[3], folder) for key in keys}
     result = {
         "machine": machine,
         "machine_speed": machine_speed(folder),
+        "check": {
+            "max_slowdown": CHECK_LIMIT,
+            "aa_pairs": sum(k[0] == "A/A" for k in keys),
+            "aa_slower": sum(v for k, v in checks.items() if k[0] == "A/A"),
+            "injected_pairs": sum(k[0] != "A/A" for k in keys),
+            "injected_found": sum(v for k, v in checks.items() if k[0] != "A/A"),
+        },
         "summary": summary(by_pair),
         "methods": {m: summary(by_method[m]) for m in METHODS},
         "rows": [asdict(r) for r in rows],

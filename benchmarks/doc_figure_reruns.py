@@ -81,6 +81,12 @@ def figures() -> dict[str, Figure]:
             source, lambda d: f"{d['machine_speed']['max']:.0%}"
         )
         out[f"compare.t{threads}.runs"] = Figure(source, lambda d: str(d["machine_speed"]["runs"]))
+        out[f"compare.t{threads}.check_aa"] = Figure(
+            source, lambda d: of(d["check"]["aa_slower"], d["check"]["aa_pairs"])
+        )
+        out[f"compare.t{threads}.check_injected"] = Figure(
+            source, lambda d: of(d["check"]["injected_found"], d["check"]["injected_pairs"])
+        )
         for method in ("round", "wave", "raw"):
             out[f"compare.t{threads}.{method}.aa"] = Figure(source, _aa(method))
             out[f"compare.t{threads}.{method}.injected"] = Figure(source, _injected(method))
