@@ -30,6 +30,7 @@ import argparse
 import itertools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -209,6 +210,35 @@ def machine_speed(folder: Path) -> dict[str, object]:
     }
 
 
+def level_spread(folder: Path) -> dict[str, object]:
+    """The noise the comparison works against, from the eager and default arms' levels over
+    the machine reference: the spread between the processes of one run (coefficient of
+    variation, the median over runs) and between runs of one target (the CV of the runs' mean
+    levels), by scenario."""
+    by_target: dict[str, dict[str, list[list[float]]]] = {}
+    for report_file in sorted(folder.glob("*/report.json")):
+        run = report_file.parent.name.rsplit("-", 1)[0]
+        report = load_report(report_file)
+        for name in ("eager", "default"):
+            mode = report.mode(name)
+            rep = mode.latency.replication if mode and mode.latency else None
+            if rep is not None and len(rep.over_machine) > 1:
+                by_target.setdefault(run, {}).setdefault(name, []).append(list(rep.over_machine))
+    out: dict[str, object] = {}
+    for run, modes in by_target.items():
+        for name, runs in modes.items():
+            within = sorted(statistics.stdev(v) / statistics.fmean(v) for v in runs)
+            means = [statistics.fmean(v) for v in runs]
+            out[f"{run} {name}"] = {
+                "runs": len(runs),
+                "within_run_cv": within[len(within) // 2],
+                "between_runs_cv": statistics.stdev(means) / statistics.fmean(means)
+                if len(means) > 1
+                else None,
+            }
+    return out
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x - 1:+.1%}"
 
@@ -309,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "machine": machine,
         "machine_speed": machine_speed(folder),
+        "level_spread": level_spread(folder),
         "check": {
             "max_slowdown": CHECK_LIMIT,
             "aa_pairs": sum(k[0] == "A/A" for k in keys),

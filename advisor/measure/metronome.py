@@ -9,7 +9,8 @@ slower machine slows both; a slower target only the target.
 
 The workload is what a small model's step is made of, on the host: a few eager layers on a
 small batch (operator dispatch and Python around it, with some arithmetic), no compile, no
-autograd. It runs on the CPU whatever the target's device: what it tracks is the host.
+autograd. It tracks the host, so it is timed only for CPU targets: on an accelerator the timed
+work is the device's, whose speed the host's does not predict.
 """
 
 from __future__ import annotations
