@@ -235,3 +235,16 @@ def test_a_mode_over_eager_is_compared_wave_by_wave_across_processes() -> None:
         before, report(eager_b, default(eager_b, 1.2 * 1.25, JITTER_AFTER)), Rule()
     )
     assert large[0].significant and large[0].verdict == "slower"
+
+
+def test_a_runs_own_spread_widens_the_comparison_of_two_runs() -> None:
+    # two runs whose processes agree tightly but whose levels sit 6% apart, which runs of the
+    # default mode on this machine do without any change (policy.RUN_SPREAD_COMPILED)
+    before, after = [1.00, 1.01, 0.99, 1.00], [1.06, 1.07, 1.05, 1.06]
+    tight = replication.run_ratio(before, after)
+    assert tight is not None and tight.ci[0] > 1.0 and tight.p_value < 0.001
+    honest = replication.run_ratio(before, after, run_spread=0.045)
+    assert honest is not None and honest.ci[0] < 1.0 < honest.ci[1] and honest.p_value > 0.05
+    # a large change still shows through it
+    large = replication.run_ratio(before, [1.25, 1.26, 1.24, 1.25], run_spread=0.045)
+    assert large is not None and large.ci[0] > 1.0

@@ -29,6 +29,20 @@ COMPARE_ALPHA = 0.05
 # A change smaller than this is never called significant: A/A pairs on this machine move by a
 # few per cent even across processes (reports/benchmarks/compare_replicated/).
 COMPARE_MIN_EFFECT = 0.05
+# Two replicated runs differ by more than their processes show: a whole run's level (each
+# process over the machine reference) moves with a standard deviation, on the log scale, that
+# no process of it reveals. Measured from 20 A/A pairs at one pinned thread
+# (reports/benchmarks/compare_replicated/threads1.json): 0.7% for eager, 4.0% for the default
+# mode and 3.6% for it over eager, 5% for fullgraph (5 pairs). Without it a quarter of A/A
+# pairs were called significant. Each run's mean carries it once in a comparison.
+RUN_SPREAD_EAGER = 0.01
+RUN_SPREAD_COMPILED = 0.045
+
+
+def run_spread(mode: str) -> float:
+    """The run-level spread of a mode's row ("eager", "default", "default / eager", ...)."""
+    return RUN_SPREAD_EAGER if mode == "eager" else RUN_SPREAD_COMPILED
+
 
 # --- the machine while measuring ------------------------------------------------------------
 # A CPU another process keeps busy more than half the time is held by it (not pinned to).

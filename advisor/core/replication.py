@@ -164,28 +164,36 @@ class RunRatio:
 
 
 def run_ratio(
-    before: Sequence[float], after: Sequence[float], confidence: float = 0.95
+    before: Sequence[float],
+    after: Sequence[float],
+    confidence: float = 0.95,
+    run_spread: float = 0.0,
 ) -> RunRatio | None:
-    """Two runs' arm compared process by process: each process median is one value, so the
-    interval holds the spread between processes that the blocks of one process cannot show.
-    On log medians, so that the interval is a ratio's. None with fewer than two processes on a
-    side, or a median that is not positive."""
-    from scipy.stats import t, ttest_ind
+    """Two runs' arm compared process by process: each process's level is one value, so the
+    interval holds the spread between processes that the blocks of one process cannot show. On
+    logs, so that the interval is a ratio's. `run_spread` is the standard deviation (on the log
+    scale) of a whole run's level that no process of it shows, a run-level noise measured on
+    this machine (`policy.RUN_SPREAD`): each run's mean carries it once. None with fewer than
+    two processes on a side, or a level that is not positive."""
+    from scipy.stats import t
 
     if len(before) < 2 or len(after) < 2 or min(*before, *after) <= 0:
         return None
     lb, la = np.log(np.asarray(before, dtype=float)), np.log(np.asarray(after, dtype=float))
     vb, va = lb.var(ddof=1) / len(lb), la.var(ddof=1) / len(la)
+    runs = 2 * run_spread**2
     diff = float(la.mean() - lb.mean())
-    se = math.sqrt(vb + va)
+    se = math.sqrt(vb + va + runs)
     if se == 0:
         return RunRatio(median(after) / median(before), (math.exp(diff),) * 2, 0.0)
-    # Welch-Satterthwaite degrees of freedom
-    dof = (vb + va) ** 2 / (vb**2 / (len(lb) - 1) + va**2 / (len(la) - 1))
-    half = float(t.ppf((1 + confidence) / 2, dof)) * se
-    p = float(ttest_ind(la, lb, equal_var=False).pvalue)
+    # Welch-Satterthwaite degrees of freedom; the run-level part is a known variance (no
+    # degrees of freedom spent on it)
+    sampled = vb**2 / (len(lb) - 1) + va**2 / (len(la) - 1)
+    dof = (vb + va + runs) ** 2 / sampled if sampled > 0 else math.inf
+    quantile = float(t.ppf((1 + confidence) / 2, dof))
+    p = float(2 * t.sf(abs(diff) / se, dof))
     ratio = median(after) / median(before)
-    return RunRatio(ratio, (math.exp(diff - half), math.exp(diff + half)), p)
+    return RunRatio(ratio, (math.exp(diff - quantile * se), math.exp(diff + quantile * se)), p)
 
 
 def over_reference(

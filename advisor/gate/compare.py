@@ -17,7 +17,8 @@ significant only when all of these hold:
   close to the 95% bound (2.8) of the difference of two runs.
 For replicated runs each process median is first read over the machine's speed in its wave (the
 metronome arm, `advisor.measure.metronome`), so that a machine running slower during one run is
-not read as the target's change; Welch's interval then holds the spread between processes, and
+not read as the target's change; Welch's interval then holds the spread between processes plus
+the run-level spread no process shows (`policy.run_spread`, measured from A/A pairs here), and
 the drift test is not applied on top of it.
 Breaks are matched by their identity (`advisor.core.identity`: registry code, file, line and
 source, loosest last: a break whose line or folder moved is kept, not removed and added), so a
@@ -79,6 +80,7 @@ class Comparison:
     alpha: float = policy.COMPARE_ALPHA
     min_effect: float = policy.COMPARE_MIN_EFFECT
     schema_version: int = COMPARE_SCHEMA_VERSION
+    run_spreads: bool = True  # replicated rows carry `policy.run_spread` of their mode
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class Rule:
     alpha: float = policy.COMPARE_ALPHA
     min_effect: float = policy.COMPARE_MIN_EFFECT
     seed: int = 0
+    run_spreads: bool = True  # replicated runs: add `policy.run_spread` of each row
 
 
 def compare_reports(
@@ -130,6 +133,7 @@ def compare_reports(
         tuple(warnings),
         alpha,
         min_effect,
+        run_spreads=rule.run_spreads,
     )
 
 
@@ -191,7 +195,9 @@ def _relative_test(
     ratios_before = _wave_ratios(before, before_eager)
     ratios_after = _wave_ratios(after, after_eager)
     if ratios_before and ratios_after:
-        run = replication.run_ratio(ratios_before, ratios_after, confidence=1 - rule.alpha)
+        run = replication.run_ratio(
+            ratios_before, ratios_after, 1 - rule.alpha, run_spread=_spread(rule, "relative")
+        )
         if run is not None:
             return run.ratio, run.ci[0], run.ci[1], run.p_value, "processes"
     samples = (before.samples_ms, before_eager.samples_ms, after.samples_ms, after_eager.samples_ms)
@@ -272,7 +278,7 @@ def mode_delta(
             before_n=before.n if before else 0,
             after_n=after.n if after else 0,
         )
-    ratio, low, high, p, method = _ratio_test(before, after, rule)
+    ratio, low, high, p, method = _ratio_test(before, after, rule, name)
     noise = between_run_noise(before, after)
     # Across processes the interval already holds the spread between runs' processes; the
     # drift of pooled samples would count the machine's speed between waves a second time.
@@ -297,8 +303,12 @@ def mode_delta(
     )
 
 
+def _spread(rule: Rule, mode: str) -> float:
+    return policy.run_spread(mode) if rule.run_spreads else 0.0
+
+
 def _ratio_test(
-    before: LatencyStats, after: LatencyStats, rule: Rule
+    before: LatencyStats, after: LatencyStats, rule: Rule, mode: str = "default"
 ) -> tuple[float, float, float, float, str]:
     """The ratio, its interval, p and the method: across processes where both runs were
     replicated (the blocks of one process share its state, so they are not independent), else
@@ -306,7 +316,7 @@ def _ratio_test(
     rb, ra = before.replication, after.replication
     if rb is not None and ra is not None:
         values, method = _process_values(rb, ra)
-        run = replication.run_ratio(*values, confidence=1 - rule.alpha)
+        run = replication.run_ratio(*values, 1 - rule.alpha, run_spread=_spread(rule, mode))
         if run is not None:
             return run.ratio, run.ci[0], run.ci[1], run.p_value, method
     ratio, low, high = stats.median_ratio_ci(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from advisor.core import policy
 from advisor.core.stats import EPOCHS
 from advisor.gate.compare import MACHINE_METHOD, RELATIVE_SUFFIX, BreakDelta, Comparison, ModeDelta
 from advisor.render.notes import note_text
@@ -85,6 +86,12 @@ def rule(comparison: Comparison) -> str:
             f"Welch's t-test on the runs' log process medians gives p < {comparison.alpha:g} "
             "(replicated runs: one value per process"
             + (", each over the machine reference timed in its wave" if machine else "")
+            + (
+                f"; a run's own spread, {policy.RUN_SPREAD_EAGER:.0%} for eager and "
+                f"{policy.RUN_SPREAD_COMPILED:.1%} for a compiled mode, added to each side"
+                if comparison.run_spreads
+                else ""
+            )
             + f"), its {level} interval of the ratio excludes no change"
         )
         return (
