@@ -48,6 +48,7 @@ class DefaultMode:
     # replicated runs: each worker process's level over the machine reference timed beside it
     # (`Replication.over_machine`), what a slowdown is tested on; () otherwise
     levels: tuple[float, ...] = ()
+    every_cpu: bool = False  # its torch threads took every CPU of the machine
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ def baseline_from_report(report: Report, root: str) -> Baseline:
             matches_eager=default.matches_eager,
             recompiles=default.recompiles,
             levels=_levels(lat),
+            every_cpu=0 < report.environment.cpu_count <= report.environment.cpu_threads,
         ),
         fullgraph=fullgraph.status if fullgraph else "absent",
         breaks=tuple(_baseline_break(b, s, root) for b, s in breaks_of(report)),

@@ -236,7 +236,8 @@ def _slower_across_processes(
     """Both runs replicated: each process's level over the machine reference is one value, and
     the run is slower when Welch's t says so (p < 0.05, the interval above no change) by more
     than the limit; the machine running slower than when the baseline was made is not."""
-    run = replication.run_ratio(old.levels, new.levels, run_spread=policy.run_spread("default"))
+    spread = policy.run_spread("default", old.every_cpu or new.every_cpu)
+    run = replication.run_ratio(old.levels, new.levels, run_spread=spread)
     if run is None or not (old.median_ms and new.median_ms):
         return None
     change = run.ratio - 1

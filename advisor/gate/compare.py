@@ -91,6 +91,7 @@ class Rule:
     min_effect: float = policy.COMPARE_MIN_EFFECT
     seed: int = 0
     run_spreads: bool = True  # replicated runs: add `policy.run_spread` of each row
+    every_cpu: bool = False  # a run's torch threads took every CPU of its machine
 
 
 def compare_reports(
@@ -100,7 +101,7 @@ def compare_reports(
     min_effect: float = policy.COMPARE_MIN_EFFECT,
     seed: int = 0,
 ) -> Comparison:
-    rule = Rule(alpha, min_effect, seed)
+    rule = Rule(alpha, min_effect, seed, every_cpu=_every_cpu(before) or _every_cpu(after))
     warnings: list[Note] = []
     for label, b, a in (
         ("torch", before.environment.torch, after.environment.torch),
@@ -110,6 +111,9 @@ def compare_reports(
         if b != a:
             warnings.append(Note("environment_differs", label, detail=f"{b} vs {a}"))
     warnings += _busy_warnings(before, after)
+    if rule.every_cpu:
+        spread = {"spread": policy.RUN_SPREAD_EVERY_CPU}
+        warnings.append(Note("every_cpu", "", values=spread))
     modes = []
     for name in ("eager", "default", "fullgraph"):
         mb, ma = before.mode(name), after.mode(name)
@@ -238,6 +242,12 @@ def between_run_noise(before: LatencyStats, after: LatencyStats) -> float | None
     return math.hypot(db, da)
 
 
+def _every_cpu(report: Report) -> bool:
+    """Its torch threads took every CPU of the machine (torch's default on a small one)."""
+    env = report.environment
+    return env.cpu_count > 0 and env.cpu_threads >= env.cpu_count
+
+
 def _busy_warnings(before: Report, after: Report) -> list[Note]:
     """A run that began on a busy machine: its speed can shift from one run to the next by more
     than any drift inside it shows (measured: A/A pairs 4x apart, reports/benchmarks/
@@ -304,7 +314,7 @@ def mode_delta(
 
 
 def _spread(rule: Rule, mode: str) -> float:
-    return policy.run_spread(mode) if rule.run_spreads else 0.0
+    return policy.run_spread(mode, rule.every_cpu) if rule.run_spreads else 0.0
 
 
 def _ratio_test(

@@ -120,6 +120,12 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         f"{_int(n, 'cpus')} CPUs): run-to-run shifts can exceed the noise it shows; measure both "
         "on a quiet machine"
     ),
+    "every_cpu": lambda n: (
+        "a run's torch threads took every CPU of its machine: it waits on whatever else runs "
+        f"there, and such runs' levels move by about {_pct(_num(n, 'spread'))} from one run to "
+        "the next (measured), which the comparison allows for; pin fewer threads "
+        "(--threads 1) to find smaller changes"
+    ),
     "interval_missed": lambda n: (
         f"{n.subject}: the {n.detail} run's median missed its interval target "
         f"(±{_pct(_num(n, 'relative_ci'))}): its change is uncertain"
