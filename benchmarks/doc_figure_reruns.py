@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.doc_figure_defs import Figure, of
+from benchmarks.doc_figure_defs import Figure, of, span
 
 COMPARE = "reports/benchmarks/compare_replicated/threads{}.json"
 RERUNS = "reports/benchmarks/reruns/reruns.json"
@@ -70,6 +70,11 @@ def _worst(data: dict[str, Any]) -> str:
     return f"{max(errors):.0%}" if errors else "-"
 
 
+def _within_cv(data: dict[str, Any]) -> str:
+    values = [v["within_run_cv"] for v in data["level_spread"].values()]
+    return span(values, "{:.0%}")
+
+
 def figures() -> dict[str, Figure]:
     out: dict[str, Figure] = {}
     for threads in (1, 0):
@@ -81,6 +86,7 @@ def figures() -> dict[str, Figure]:
             source, lambda d: f"{d['machine_speed']['max']:.0%}"
         )
         out[f"compare.t{threads}.runs"] = Figure(source, lambda d: str(d["machine_speed"]["runs"]))
+        out[f"compare.t{threads}.within_cv"] = Figure(source, _within_cv)
         out[f"compare.t{threads}.check_aa"] = Figure(
             source, lambda d: of(d["check"]["aa_slower"], d["check"]["aa_pairs"])
         )
