@@ -103,6 +103,7 @@ def figures() -> dict[str, Figure]:
         "reruns.covered_tuning": Figure(RERUNS, _pairs("covered", ("tuning", "-"))),
         "reruns.covered_heldout": Figure(RERUNS, _pairs("covered", ("held-out",))),
         "reruns.agree": Figure(RERUNS, _agree),
+        "reruns.share_sd": Figure(RERUNS, lambda d: f"{d['share_spread']['run_sd']:.1%}"),
         "reruns.worst": Figure(RERUNS, _worst),
     })  # fmt: skip
     return out

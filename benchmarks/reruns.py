@@ -162,6 +162,34 @@ def coverage(runs: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
+def share_spread(targets: dict[str, Any]) -> dict[str, Any]:
+    """How far a saving's share moves from run to run beyond what its runs' intervals show: for
+    each action measured in two runs, d = the difference of their shares and se each run's
+    standard error (its 95% half-width over t(0.975, processes - 1)); the run-level standard
+    deviation is sqrt(mean(d^2 - se_1^2 - se_2^2) / 2) (method of moments)."""
+    from scipy.stats import t as student
+
+    terms = []
+    for target in targets.values():
+        runs = target["actions"]
+        for i in range(len(runs)):
+            for j in range(i + 1, len(runs)):
+                for key in set(runs[i]) & set(runs[j]):
+                    a, b = runs[i][key], runs[j][key]
+                    if not a["ci_share"] or not b["ci_share"]:
+                        continue
+                    se = [
+                        (x["ci_share"][1] - x["ci_share"][0])
+                        / 2
+                        / float(student.ppf(0.975, max(1, (x["processes"] or 2) - 1)))
+                        for x in (a, b)
+                    ]
+                    terms.append((a["share"] - b["share"]) ** 2 - se[0] ** 2 - se[1] ** 2)
+    if not terms:
+        return {"pairs": 0, "run_sd": None}
+    return {"pairs": len(terms), "run_sd": math.sqrt(max(0.0, sum(terms) / len(terms) / 2))}
+
+
 # --- the reference -----------------------------------------------------------------------------
 
 
@@ -259,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
             f"measured from {time.strftime('%Y-%m-%d %H:%M', time.gmtime(started))} UTC, "
             f"{quiet.note()}; wall time {(time.time() - started) / 60:.0f} min"
         )
-    result = {"machine": machine, "options": options, "targets": results}
+    result = {
+        "machine": machine,
+        "options": options,
+        "targets": results,
+        "share_spread": share_spread(results),
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     saved_path.write_text(json.dumps(result, indent=1, default=str) + "\n")
     text = render(result)

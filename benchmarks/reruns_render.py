@@ -90,6 +90,17 @@ def table(targets: dict[str, Any]) -> str:
     return tabulate(rows, headers, tablefmt="github")
 
 
+def _spread_line(result: dict[str, Any]) -> list[str]:
+    spread = result.get("share_spread") or {}
+    if not spread.get("run_sd"):
+        return []
+    return [
+        f"- a saving's share moves from run to run by a standard deviation of "
+        f"{spread['run_sd']:.1%} of the step beyond what each run's interval shows "
+        f"({spread['pairs']} pairs of runs of one action)"
+    ]
+
+
 def render(result: dict[str, Any]) -> str:
     targets = result["targets"]
     options = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in result["options"].items())
@@ -99,7 +110,7 @@ def render(result: dict[str, Any]) -> str:
         f"`python -m benchmarks.reruns` (`advisor run` with {options}, the replicated "
         f"protocol; references by `benchmarks.reference_ab`). {result['machine']}.",
         "",
-        "Every target:", *summary_lines(targets), "",
+        "Every target:", *summary_lines(targets), *_spread_line(result), "",
         "Tuning half:", *summary_lines(targets, ("tuning", "-")), "",
         "Held-out half:", *summary_lines(targets, ("held-out",)), "",
         table(targets), "",

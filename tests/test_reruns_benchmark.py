@@ -89,3 +89,16 @@ def test_the_table_renders_the_summary_by_half() -> None:
     text = render({"machine": "here", "options": {"threads": 1}, "targets": {"m": target}})
     assert "Held-out half:\n- same first action in every run: 1 of 1 (100%) targets" in text
     assert "+30.0% [+20.0%, +40.0%]; -" in text and "within 25%" in text
+
+
+def test_the_run_level_spread_of_a_share_is_what_the_intervals_do_not_explain() -> None:
+    def runs(*shares: float) -> list[dict[str, dict[str, object]]]:
+        # intervals of +-0.0318 with 4 processes: a standard error of 0.01
+        return [{"k": {"share": s, "ci_share": [s - 0.0318, s + 0.0318], "processes": 4}}
+                for s in shares]  # fmt: skip
+
+    steady = reruns.share_spread({"t": {"actions": runs(0.30, 0.30, 0.30)}})
+    assert steady["pairs"] == 3 and steady["run_sd"] == 0.0
+    moving = reruns.share_spread({"t": {"actions": runs(0.20, 0.30)}})
+    # d^2 = 0.01, less two variances of 1e-4: sqrt((0.01 - 2e-4) / 2) = 0.07
+    assert moving["run_sd"] == pytest.approx(0.07, abs=0.001)
