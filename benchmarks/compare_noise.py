@@ -41,6 +41,7 @@ from advisor.measure import environment, harness, torch_adapter
 from advisor.measure.quiet import muted_dynamo_warnings
 from advisor.measure.workload import Workload, load_target
 from advisor.render import report_io
+from benchmarks.fixtures.slowed import slowed_call
 from benchmarks.machine import latency_summary, load1, wait_until_quiet
 
 SCENARIOS = ("print_logging", "item_in_decode_loop", "data_dependent_branch", "clean_mlp")
@@ -84,14 +85,7 @@ def slowed(workload: Workload, fraction: float) -> Workload:
     if not isinstance(model, torch.nn.Module) or workload.compiled_module is not None:
         raise SystemExit(f"{workload.name}: injecting needs a workload whose callable is a module")
 
-    def step(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        out = model(*args, **kwargs)
-        until = start + (time.perf_counter() - start) * (1.0 + fraction)
-        while time.perf_counter() < until:
-            pass
-        return out
-
+    step = slowed_call(model, fraction)
     return Workload(step, workload.args, workload.kwargs, workload.name, compiled_module=model)
 
 
