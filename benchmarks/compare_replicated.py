@@ -210,6 +210,19 @@ def machine_speed(folder: Path) -> dict[str, object]:
     }
 
 
+def runs_span(folder: Path) -> str:
+    """When the saved runs were made and how busy the machine was, from their own reports."""
+    reports = [load_report(f) for f in sorted(folder.glob("*/report.json"))]
+    if not reports:
+        return ""
+    times = sorted(r.created_at for r in reports if r.created_at)
+    loads = [r.environment.load_average[0] for r in reports if r.environment.load_average]
+    return (
+        f"{len(reports)} runs made from {times[0]} to {times[-1]} (their reports' times); "
+        f"one-minute load average at their starts {min(loads):.2f}-{max(loads):.2f}."
+    )
+
+
 def level_spread(folder: Path) -> dict[str, object]:
     """The noise the comparison works against, from the eager and default arms' levels over
     the machine reference: the spread between the processes of one run (coefficient of
@@ -335,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     saved = args.out / f"{tag}.json"
     if args.judge_only and saved.is_file():
         machine = str(json.loads(saved.read_text()).get("machine", ""))
+    machine = machine or runs_span(folder)
     checks = {key: check_slower(key[2], key[3], folder) for key in keys}
     result = {
         "machine": machine,
