@@ -17,7 +17,7 @@ from tests.targets.reference_ab_targets import LOG_ENV
 TARGETS = Path(__file__).resolve().parent / "targets" / "reference_ab_targets.py"
 KEYS = {
     "host", "torch", "device", "rounds", "threads", "seconds", "order", "baseline", "variants",
-    "savings", "failed",
+    "savings", "failed", "params",
 }  # fmt: skip
 
 
