@@ -27,6 +27,7 @@ reports/benchmarks/compare_replicated/threads<T>.{json,md}, with each pair's raw
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -121,6 +122,12 @@ def pairs(
 METHODS = ("round", "wave", "raw")
 
 
+@functools.cache
+def saved_run(run: Path) -> Report:
+    """A run folder's report, read once: every pair, reading and summary uses the same runs."""
+    return load_report(run / "report.json")
+
+
 def as_read(report: Report, method: str) -> Report:
     """The report with the machine reference hidden as `method` asks, to compare the methods
     on the same runs."""
@@ -140,8 +147,8 @@ def as_read(report: Report, method: str) -> Report:
 def rows_of(
     kind: str, scenario: str, before: str, after: str, folder: Path, method: str = "round"
 ) -> list[Row]:
-    first = as_read(load_report(folder / before / "report.json"), method)
-    second = as_read(load_report(folder / after / "report.json"), method)
+    first = as_read(saved_run(folder / before), method)
+    second = as_read(saved_run(folder / after), method)
     return [_row(kind, scenario, before, after, d) for d in compare_reports(first, second).modes]
 
 
@@ -158,8 +165,7 @@ CHECK_LIMIT = 0.05  # `advisor check --max-slowdown`: compare's own minimum effe
 def check_slower(before: str, after: str, folder: Path) -> bool:
     """Whether `advisor check` of the second run against a baseline made from the first finds
     the default mode slower (its other findings do not concern timing)."""
-    first = load_report(folder / before / "report.json")
-    second = load_report(folder / after / "report.json")
+    first, second = saved_run(folder / before), saved_run(folder / after)
     root = str(ROOT)
     result = check(
         baseline_from_report(first, root), second, Thresholds(max_slowdown=CHECK_LIMIT), root
@@ -197,7 +203,7 @@ def machine_speed(folder: Path) -> dict[str, object]:
     wave medians, from the eager arm's record), over every run in the folder."""
     moved = []
     for report_file in sorted(folder.glob("*/report.json")):
-        eager = load_report(report_file).mode("eager")
+        eager = saved_run(report_file.parent).mode("eager")
         rep = eager.latency.replication if eager and eager.latency else None
         if rep is not None and len(rep.machine_ms) > 1 and min(rep.machine_ms) > 0:
             moved.append(max(rep.machine_ms) / min(rep.machine_ms) - 1)
@@ -212,7 +218,7 @@ def machine_speed(folder: Path) -> dict[str, object]:
 
 def runs_span(folder: Path) -> str:
     """When the saved runs were made and how busy the machine was, from their own reports."""
-    reports = [load_report(f) for f in sorted(folder.glob("*/report.json"))]
+    reports = [saved_run(f.parent) for f in sorted(folder.glob("*/report.json"))]
     if not reports:
         return ""
     times = sorted(r.created_at for r in reports if r.created_at)
@@ -231,7 +237,7 @@ def level_spread(folder: Path) -> dict[str, object]:
     by_target: dict[str, dict[str, list[list[float]]]] = {}
     for report_file in sorted(folder.glob("*/report.json")):
         run = report_file.parent.name.rsplit("-", 1)[0]
-        report = load_report(report_file)
+        report = saved_run(report_file.parent)
         for name in ("eager", "default"):
             mode = report.mode(name)
             rep = mode.latency.replication if mode and mode.latency else None

@@ -34,6 +34,11 @@ class Environment:
     cpu_affinity: tuple[int, ...] = ()  # CPUs the process was pinned to while measuring
     cpu_count: int = 0  # CPUs of the machine (os.cpu_count), for reading the load average
 
+    @property
+    def every_cpu(self) -> bool:
+        """torch's threads took every CPU of the machine (its default on a small one)."""
+        return 0 < self.cpu_count <= self.cpu_threads
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -46,9 +51,8 @@ class Settings:
     threads: int | None = None
     profile_calls: int = 20
     what_if: bool = True
-    ignore_share: float = (
-        policy.IGNORE_SHARE
-    )  # entries whose saving is below this share of the step: "ignore"
+    # entries whose saving is below this share of the step: "ignore"
+    ignore_share: float = policy.IGNORE_SHARE
     isolate: bool = False  # each mode and what-if measured in a process of its own
     timeout_s: float | None = None  # isolated: per process, then it is killed (None: no limit)
     # Rounds go on past `repeats` until each timed callable's median has a 95% interval within

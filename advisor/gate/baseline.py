@@ -87,7 +87,7 @@ def baseline_from_report(report: Report, root: str) -> Baseline:
             matches_eager=default.matches_eager,
             recompiles=default.recompiles,
             levels=_levels(lat),
-            every_cpu=0 < report.environment.cpu_count <= report.environment.cpu_threads,
+            every_cpu=report.environment.every_cpu,
         ),
         fullgraph=fullgraph.status if fullgraph else "absent",
         breaks=tuple(_baseline_break(b, s, root) for b, s in breaks_of(report)),

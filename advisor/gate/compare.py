@@ -80,7 +80,6 @@ class Comparison:
     alpha: float = policy.COMPARE_ALPHA
     min_effect: float = policy.COMPARE_MIN_EFFECT
     schema_version: int = COMPARE_SCHEMA_VERSION
-    run_spreads: bool = True  # replicated rows carry `policy.run_spread` of their mode
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,6 @@ class Rule:
     alpha: float = policy.COMPARE_ALPHA
     min_effect: float = policy.COMPARE_MIN_EFFECT
     seed: int = 0
-    run_spreads: bool = True  # replicated runs: add `policy.run_spread` of each row
     every_cpu: bool = False  # a run's torch threads took every CPU of its machine
 
 
@@ -101,7 +99,8 @@ def compare_reports(
     min_effect: float = policy.COMPARE_MIN_EFFECT,
     seed: int = 0,
 ) -> Comparison:
-    rule = Rule(alpha, min_effect, seed, every_cpu=_every_cpu(before) or _every_cpu(after))
+    every_cpu = before.environment.every_cpu or after.environment.every_cpu
+    rule = Rule(alpha, min_effect, seed, every_cpu=every_cpu)
     warnings: list[Note] = []
     for label, b, a in (
         ("torch", before.environment.torch, after.environment.torch),
@@ -137,7 +136,6 @@ def compare_reports(
         tuple(warnings),
         alpha,
         min_effect,
-        run_spreads=rule.run_spreads,
     )
 
 
@@ -242,12 +240,6 @@ def between_run_noise(before: LatencyStats, after: LatencyStats) -> float | None
     return math.hypot(db, da)
 
 
-def _every_cpu(report: Report) -> bool:
-    """Its torch threads took every CPU of the machine (torch's default on a small one)."""
-    env = report.environment
-    return env.cpu_count > 0 and env.cpu_threads >= env.cpu_count
-
-
 def _busy_warnings(before: Report, after: Report) -> list[Note]:
     """A run that began on a busy machine: its speed can shift from one run to the next by more
     than any drift inside it shows (measured: A/A pairs 4x apart, reports/benchmarks/
@@ -314,7 +306,7 @@ def mode_delta(
 
 
 def _spread(rule: Rule, mode: str) -> float:
-    return policy.run_spread(mode, rule.every_cpu) if rule.run_spreads else 0.0
+    return policy.run_spread(mode, rule.every_cpu)
 
 
 def _ratio_test(

@@ -65,7 +65,7 @@ def serve(
 
 def _build(task: arms.ArmTask) -> arms.Live:
     if task.arm.kind == "metronome":  # the machine's reference: the target is not built
-        return arms.build(task, None)  # type: ignore[arg-type]
+        return arms.build_metronome(task)
     try:
         workload = load_target(task.target, task.device, json.loads(task.params_json))
         return arms.build(task, workload)

@@ -117,8 +117,6 @@ def build(task: ArmTask, workload: Workload) -> Live:
         return _mode(task, workload)
     if arm.kind == "guards":
         return _guards(task, workload)
-    if arm.kind == "metronome":
-        return _metronome(task)
     if arm.kind == "what_if" and arm.plan is not None:
         return _what_if(task, workload, arm.plan)
     raise AdvisorError(f"unknown arm '{arm.label}'")
@@ -159,8 +157,9 @@ def _what_if(task: ArmTask, workload: Workload, plan: WhatIfPlan) -> Live:
     return Live(built, prepared.call, prepared.backend)
 
 
-def _metronome(task: ArmTask) -> Live:
-    """The fixed reference workload, eager, warmed and calibrated like an arm."""
+def build_metronome(task: ArmTask) -> Live:
+    """The fixed reference workload, eager, warmed and calibrated like an arm (the worker calls
+    this instead of `build`: the target is not loaded for it)."""
     reference = metronome.workload()
     for _ in range(WARM_CALLS):
         reference()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from advisor.core import replication
 from advisor.core.artifacts import Capture, Measurements, WorkerEnvironment
@@ -144,7 +144,7 @@ def collected(
 ) -> tuple[tuple[ModeResult, ...], tuple[WhatIf, ...], tuple[Note, ...]]:
     """The records of what the arms measured, and the notes of their pathologies."""
     baseline = records.get(BASELINE)
-    machine = metronome_of(records)
+    machine = _MachineSpeed.of(metronome_of(records))
     records = {k: r for k, r in records.items() if r.task.arm.kind != "metronome"}
     modes = tuple(_mode_result(r, machine) for r in records.values() if r.task.arm.kind == "mode")
     what_ifs = tuple(
@@ -170,7 +170,7 @@ def collected(
     return modes, what_ifs, tuple(notes)
 
 
-def _mode_result(record: ArmRecord, machine: ArmRecord | None) -> ModeResult:
+def _mode_result(record: ArmRecord, machine: _MachineSpeed | None) -> ModeResult:
     mode = record.task.arm.mode
     failure = record.failure
     if isinstance(failure, ModeError):
@@ -184,7 +184,7 @@ def _mode_result(record: ArmRecord, machine: ArmRecord | None) -> ModeResult:
     return replace(first, latency=replicated_latency(record, machine))
 
 
-def replicated_latency(record: ArmRecord, machine: ArmRecord | None = None) -> LatencyStats | None:
+def replicated_latency(record: ArmRecord, machine: _MachineSpeed | None) -> LatencyStats | None:
     timed = record.timed
     if not timed:
         return None
@@ -199,7 +199,7 @@ def replicated_latency(record: ArmRecord, machine: ArmRecord | None = None) -> L
     )
 
 
-def _replication(record: ArmRecord, machine: ArmRecord | None = None) -> Replication:
+def _replication(record: ArmRecord, machine: _MachineSpeed | None) -> Replication:
     timed = record.timed
     by_wave = replication.wave_medians(record.samples)
     return Replication(
@@ -217,18 +217,36 @@ def _replication(record: ArmRecord, machine: ArmRecord | None = None) -> Replica
     )
 
 
-def _machine_by_wave(by_wave: dict[int, float], machine: ArmRecord | None) -> tuple[float, ...]:
+@dataclass(frozen=True)
+class _MachineSpeed:
+    """The metronome's timing, read once for every arm: its median and its blocks by round, per
+    wave."""
+
+    medians: dict[int, float]
+    blocks: dict[int, dict[int, float]]
+
+    @classmethod
+    def of(cls, machine: ArmRecord | None) -> _MachineSpeed | None:
+        if machine is None:
+            return None
+        blocks = {
+            wave: dict(zip(rounds, samples, strict=True))
+            for wave, (rounds, samples) in enumerate(
+                zip(machine.rounds, machine.samples, strict=True)
+            )
+        }
+        return cls(replication.wave_medians(machine.samples), blocks)
+
+
+def _machine_by_wave(by_wave: dict[int, float], machine: _MachineSpeed | None) -> tuple[float, ...]:
     """The metronome's median in each wave the arm was timed in; () unless it has them all."""
-    if machine is None:
+    if machine is None or not all(w in machine.medians for w in by_wave):
         return ()
-    reference = replication.wave_medians(machine.samples)
-    if not all(w in reference for w in by_wave):
-        return ()
-    return tuple(reference[w] for w in by_wave)
+    return tuple(machine.medians[w] for w in by_wave)
 
 
 def _over_machine(
-    record: ArmRecord, by_wave: dict[int, float], machine: ArmRecord | None
+    record: ArmRecord, by_wave: dict[int, float], machine: _MachineSpeed | None
 ) -> tuple[float, ...]:
     """Each wave's blocks over the metronome's of the same round, the median per wave; () unless
     every wave has it."""
@@ -236,8 +254,7 @@ def _over_machine(
         return ()
     out = []
     for wave in by_wave:
-        reference = dict(zip(machine.rounds[wave], machine.samples[wave], strict=True)) if (
-            wave < len(machine.samples)) else {}  # fmt: skip
+        reference = machine.blocks.get(wave, {})
         level = replication.over_reference(record.samples[wave], record.rounds[wave], reference)
         if level is None:
             return ()
@@ -245,7 +262,9 @@ def _over_machine(
     return tuple(out)
 
 
-def _what_if(record: ArmRecord, baseline: ArmRecord | None, machine: ArmRecord | None) -> WhatIf:
+def _what_if(
+    record: ArmRecord, baseline: ArmRecord | None, machine: _MachineSpeed | None
+) -> WhatIf:
     failure = record.failure
     plan = record.task.arm.plan
     if failure is not None:
@@ -265,7 +284,7 @@ def _what_if(record: ArmRecord, baseline: ArmRecord | None, machine: ArmRecord |
 
 
 def paired_what_if(
-    w: WhatIf, record: ArmRecord, baseline: ArmRecord, machine: ArmRecord | None = None
+    w: WhatIf, record: ArmRecord, baseline: ArmRecord, machine: _MachineSpeed | None
 ) -> WhatIf:
     """The what-if's record with its saving paired against the default arm, wave by wave."""
     try:

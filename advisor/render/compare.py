@@ -85,24 +85,19 @@ def rule(comparison: Comparison) -> str:
         test = (
             f"Welch's t-test on the runs' log process medians gives p < {comparison.alpha:g} "
             "(replicated runs: one value per process"
-            + (", each over the machine reference timed in its wave" if machine else "")
-            + (
-                f"; a run's own spread, {policy.RUN_SPREAD_EAGER:.0%} for eager and "
-                f"{policy.RUN_SPREAD_COMPILED:.1%} for a compiled mode, added to each side"
-                if comparison.run_spreads
-                else ""
-            )
-            + f"), its {level} interval of the ratio excludes no change"
+            + (", each over the machine reference timed beside it" if machine else "")
+            + f"; a run's own spread, {policy.RUN_SPREAD_EAGER:.0%} for eager and "
+            f"{policy.RUN_SPREAD_COMPILED:.1%} for a compiled mode, added to each side), its "
+            f"{level} interval of the ratio excludes no change"
         )
         return (
             f"A change is significant when {test}, and the change is larger than the minimum "
             f"effect ({_pct(comparison.min_effect)}, --min-effect)."
         )
-    else:
-        test = (
-            f"the Mann-Whitney U test gives p < {comparison.alpha:g}, the bootstrap {level} "
-            "confidence interval of the ratio of medians excludes no change"
-        )
+    test = (
+        f"the Mann-Whitney U test gives p < {comparison.alpha:g}, the bootstrap {level} "
+        "confidence interval of the ratio of medians excludes no change"
+    )
     return (
         f"A change is significant when {test}, and the change is larger than both the minimum "
         f"effect ({_pct(comparison.min_effect)}, --min-effect) and the run-to-run noise: the "
