@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.model import Action, Report
-from advisor.render.report_io import load_report
+from advisor.judge.pipeline import judge
+from advisor.render.report_io import load_measurements, load_report
 from advisor.sweep.manifest import tomllib
 from benchmarks import reference_ab
 from benchmarks.machine import load1, wait_until_quiet
@@ -110,43 +111,36 @@ def first_action(report: Report) -> str:
 
 
 def run_actions(report: Report) -> dict[str, dict[str, Any]]:
-    """Each measured action: its saving, interval and both as shares of the default median."""
+    """Each measured action: its saving, its interval (where a rerun would put it) and the one
+    its run's waves alone give, all also as shares of the default median."""
     level = default_ms(report)
     out: dict[str, dict[str, Any]] = {}
     for a in report.actions:
         if not a.measured or a.saving_ms is None or not level:
             continue
-        ci = a.saving_ci_ms
+        ci, own = a.saving_ci_ms, a.run_ci_ms
         out.setdefault(action_key(a), {
             "saving_ms": a.saving_ms,
             "ci_ms": list(ci) if ci else None,
             "share": a.saving_ms / level,
             "ci_share": [ci[0] / level, ci[1] / level] if ci else None,
+            "run_ci_share": [own[0] / level, own[1] / level] if own else None,
             "measurable": a.measurable,
             "processes": a.processes,
         })  # fmt: skip
     return out
 
 
-def rerun_interval(saving: dict[str, Any], processes: int | None) -> list[float] | None:
-    """Where a rerun's share should fall: the confidence interval of the mean widened by
-    sqrt(1 + n/m) for a rerun of m = n processes (a prediction interval), i.e. by sqrt(2)."""
-    ci = saving["ci_share"]
-    if ci is None or not processes:
-        return None
-    half = (ci[1] - ci[0]) / 2 * math.sqrt(2)
-    return [saving["share"] - half, saving["share"] + half]
-
-
 def coverage(runs: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """For each action measured (and measurable) in a run and measured in another: whether the
-    first run's interval covers the second's saving share (ordered pairs)."""
+    first run's interval covers the second's saving share (ordered pairs), and whether the
+    interval of its waves alone (no run-level spread) would have."""
     out = []
     for i, mine in enumerate(runs):
         for key, saving in mine.items():
             if not saving["measurable"] or saving["ci_share"] is None:
                 continue
-            rerun = rerun_interval(saving, saving["processes"])
+            own = saving.get("run_ci_share")
             for j, theirs in enumerate(runs):
                 other = theirs.get(key)
                 if j == i or other is None:
@@ -156,17 +150,18 @@ def coverage(runs: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
                     "action": key, "run": i, "other": j, "share": saving["share"],
                     "ci_share": saving["ci_share"], "other_share": other["share"],
                     "covered": lo <= other["share"] <= hi,
-                    "rerun_interval": rerun,
-                    "covered_rerun": rerun is not None and rerun[0] <= other["share"] <= rerun[1],
+                    "run_ci_share": own,
+                    "covered_by_waves": own is not None and own[0] <= other["share"] <= own[1],
                 })  # fmt: skip
     return out
 
 
 def share_spread(targets: dict[str, Any]) -> dict[str, Any]:
-    """How far a saving's share moves from run to run beyond what its runs' intervals show: for
+    """How far a saving's share moves from run to run beyond what its runs' waves show: for
     each action measured in two runs, d = the difference of their shares and se each run's
-    standard error (its 95% half-width over t(0.975, processes - 1)); the run-level standard
-    deviation is sqrt(mean(d^2 - se_1^2 - se_2^2) / 2) (method of moments)."""
+    standard error (the 95% half-width of its waves' interval over t(0.975, processes - 1));
+    the run-level standard deviation is sqrt(mean(d^2 - se_1^2 - se_2^2) / 2) (method of
+    moments). What `policy.SAVING_RUN_SPREAD` is set from."""
     from scipy.stats import t as student
 
     terms = []
@@ -176,10 +171,10 @@ def share_spread(targets: dict[str, Any]) -> dict[str, Any]:
             for j in range(i + 1, len(runs)):
                 for key in set(runs[i]) & set(runs[j]):
                     a, b = runs[i][key], runs[j][key]
-                    if not a["ci_share"] or not b["ci_share"]:
+                    if not a.get("run_ci_share") or not b.get("run_ci_share"):
                         continue
                     se = [
-                        (x["ci_share"][1] - x["ci_share"][0])
+                        (x["run_ci_share"][1] - x["run_ci_share"][0])
                         / 2
                         / float(student.ppf(0.975, max(1, (x["processes"] or 2) - 1)))
                         for x in (a, b)
@@ -228,8 +223,16 @@ def reference_check(share: float, reference: dict[str, Any]) -> dict[str, Any]:
 # --- one target, then all ----------------------------------------------------------------------
 
 
+def judged_report(folder: Path) -> Report:
+    """The run judged by today's rules from its saved measurements (its report.json where the
+    measurements are not there)."""
+    if (folder / "measurements.json").is_file():
+        return judge(load_measurements(folder))
+    return load_report(folder)
+
+
 def judge_target(t: Target, runs: int, reference: dict[str, Any] | None) -> dict[str, Any]:
-    reports = [load_report(RUNS / f"{t.name}-{i}") for i in range(runs)
+    reports = [judged_report(RUNS / f"{t.name}-{i}") for i in range(runs)
                if (RUNS / f"{t.name}-{i}" / "report.json").is_file()]  # fmt: skip
     actions = [run_actions(r) for r in reports]
     firsts = [first_action(r) for r in reports]

@@ -37,8 +37,8 @@ def summary_lines(targets: dict[str, Any], half: str | None = None) -> list[str]
     return [
         f"- same first action in every run: {_count(same)} targets",
         f"- a run's 95% interval covers another run's saving (share of its own default): "
-        f"{_count([c['covered'] for c in pairs])} ordered pairs; the rerun interval "
-        f"(sqrt(2) wider): {_count([c['covered_rerun'] for c in pairs])}",
+        f"{_count([c['covered'] for c in pairs])} ordered pairs; the interval of its waves "
+        f"alone (no run-level spread): {_count([c['covered_by_waves'] for c in pairs])}",
         f"- first action's saving against the independent reference (savings >= "
         f"{MIN_STEP_SHARE:.0%} of the step), within 25% or inside the reference's interval: "
         f"{_count(agree)} runs; worst error {max(errors):.0%}" if errors else
@@ -96,7 +96,7 @@ def _spread_line(result: dict[str, Any]) -> list[str]:
         return []
     return [
         f"- a saving's share moves from run to run by a standard deviation of "
-        f"{spread['run_sd']:.1%} of the step beyond what each run's interval shows "
+        f"{spread['run_sd']:.1%} of the step beyond what each run's waves show "
         f"({spread['pairs']} pairs of runs of one action)"
     ]
 

@@ -9,7 +9,15 @@ import dataclasses
 
 import pytest
 
-from advisor.core.model import Action, CodeUnit, Location, ModeResult, OutputCheck, WhatIf
+from advisor.core.model import (
+    Action,
+    CodeUnit,
+    Location,
+    ModeResult,
+    OutputCheck,
+    Replication,
+    WhatIf,
+)
 from advisor.judge.actions import misplaced
 from advisor.judge.numerics import DEFAULT_DIFF_MULTIPLE, accepted
 from advisor.render import prose
@@ -62,6 +70,37 @@ def test_a_placement_that_saves_nothing_beyond_noise_is_no_measurable_effect_and
     shown = [a for a in advice.actions if a.kind == "disable"]
     assert len(shown) == 1 and not shown[0].measurable and advice.actions[-1] is shown[0]
     assert all(a.measurable for a in advice.actions[:-1])
+
+
+def replicated(first_call_s: float) -> Replication:
+    return Replication(processes=4, rounds=5, first_call_s=(first_call_s,) * 4)
+
+
+def test_a_saving_a_rerun_would_not_reproduce_is_no_measurable_effect() -> None:
+    # 5% of the step, its four waves tight around it: measured, as this run alone gives it;
+    # a run-level spread of 3% of the step each way puts a rerun anywhere from about -3% to +13%
+    tight = placement("disable", 0.095, (0.0045, 0.0055), process_savings_ms=(0.005,) * 4)
+    (alone,) = [a for a in run_advise(what_ifs=[tight]).actions if a.kind == "disable"]
+    assert alone.measurable and alone.saving_ci_ms == pytest.approx((0.0045, 0.0055))
+    rerun = run_advise(what_ifs=[tight], run_spread=0.03).actions
+    (shown,) = [a for a in rerun if a.kind == "disable"]
+    assert not shown.measurable and shown is rerun[-1]
+    low, high = shown.saving_ci_ms  # type: ignore[misc]
+    assert low < 0 < 0.013 < high and shown.run_ci_ms == pytest.approx((0.0045, 0.0055))
+
+
+def test_a_leader_a_rerun_could_not_tell_apart_gives_way_to_the_cheaper_compile() -> None:
+    leader = placement("regional", 0.06, (0.035, 0.045), replication=replicated(12.0))
+    # saves 0.035 ms, but its interval holds the leader's 0.04: a rerun could rank either first
+    close = placement("disable", 0.065, (0.02, 0.05), replication=replicated(3.0))
+    first = run_advise(what_ifs=[leader, close]).actions[0]
+    assert first.kind == "disable" and first.first_call_s == 3.0
+    # one whose interval stops short of the leader's saving keeps its place, however cheap
+    apart = placement("disable", 0.065, (0.03, 0.038), replication=replicated(3.0))
+    assert run_advise(what_ifs=[leader, apart]).actions[0].kind == "regional"
+    # the leader is the cheaper: it stays first
+    costly = placement("disable", 0.065, (0.02, 0.05), replication=replicated(30.0))
+    assert run_advise(what_ifs=[leader, costly]).actions[0].kind == "regional"
 
 
 def test_a_variant_is_ranked_by_its_step_scaled_to_the_default_median() -> None:

@@ -75,11 +75,13 @@ def break_trace() -> ProfileTrace:
     return ProfileTrace("cpu", (break_call(),), probe_calls=(probe_call(), probe_call()))
 
 
-def run_advise(the_site=None, step_ms=0.1, spread_ms=0.0, what_ifs=(), share=0.01, **modes):  # type: ignore[no-untyped-def]
+def run_advise(
+    the_site=None, step_ms=0.1, spread_ms=0.0, what_ifs=(), share=0.01, run_spread=None, **modes
+):  # type: ignore[no-untyped-def]
     capture = break_capture(the_site)
     att = attribute(break_trace(), capture)
     all_modes = {"default": mode("default", step_ms, spread_ms), **modes}
-    return advise(att, capture, all_modes, tuple(what_ifs), share)
+    return advise(att, capture, all_modes, tuple(what_ifs), share, run_spread=run_spread)
 
 
 def test_cost_terms_parts_and_savings_by_hand() -> None:

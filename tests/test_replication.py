@@ -78,8 +78,9 @@ def replicated(median_ms: float, medians: tuple[float, ...]) -> LatencyStats:
 def test_a_mode_saving_is_paired_by_wave_when_both_arms_were_replicated() -> None:
     default = replicated(10.0, (10.0, 12.0, 9.0, 11.0))
     fullgraph = replicated(8.0, (8.0, 9.6, 7.2, 8.8))  # 20% faster in each wave
-    saving, low, high = mode_saving(fullgraph, default)
+    saving, low, high, waves = mode_saving(fullgraph, default)
     assert saving == pytest.approx(0.2 * 10.5) and (low, high) == pytest.approx((2.1, 2.1))
+    assert waves == 4
 
 
 def judged(what_ifs: tuple, min_effect: float):  # type: ignore[no-untyped-def]
@@ -248,3 +249,18 @@ def test_a_runs_own_spread_widens_the_comparison_of_two_runs() -> None:
     # a large change still shows through it
     large = replication.run_ratio(before, [1.25, 1.26, 1.24, 1.25], run_spread=0.045)
     assert large is not None and large.ci[0] > 1.0
+
+
+def test_a_rerun_interval_holds_a_second_run_and_the_run_level_spread() -> None:
+    # 4 waves, interval +-0.3 around 1.0 of a 10 ms step: a second run's own error alone makes
+    # it sqrt(2) wider (same degrees of freedom)
+    low, high = replication.rerun_interval(1.0, (0.7, 1.3), 4, 10.0, 0.0)
+    assert (high - 1.0) == pytest.approx(0.3 * 2**0.5) and (1.0 - low) == pytest.approx(
+        0.3 * 2**0.5
+    )
+    # a run-level spread of 3% of the step: at least 1.96 * sqrt(2) * 0.3 ms each side
+    low, high = replication.rerun_interval(1.0, (0.7, 1.3), 4, 10.0, 0.03)
+    assert high - 1.0 > 1.96 * 2**0.5 * 0.3 and 1.0 - low == pytest.approx(high - 1.0)
+    # pooled samples (no waves): a normal interval; a lopsided one stays lopsided
+    low, high = replication.rerun_interval(1.0, (0.9, 1.5), None, 10.0, 0.0)
+    assert 1.0 - low == pytest.approx(0.1 * 2**0.5) and high - 1.0 == pytest.approx(0.5 * 2**0.5)

@@ -287,6 +287,11 @@ class Action:
     measurable: bool = True
     processes: int | None = None  # replicated processes its measurement rests on (None: quick)
     patch: Patch | None = None  # kind "patch": the rewrite, its diff's hunks
+    # `saving_ci_ms` is where a rerun would put the saving (a measured one); this is the
+    # interval the run's own waves give, before the run-level spread was added
+    run_ci_ms: tuple[float, float] | None = None
+    # measured: the compile and first call of the median worker that ran it, seconds
+    first_call_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,21 @@ def run_spread(mode: str, every_cpu: bool = False) -> float:
     return RUN_SPREAD_EAGER if mode == "eager" else RUN_SPREAD_COMPILED
 
 
+# A saving's share of the step moves between two runs of the same target by more than its
+# waves show: a standard deviation of 3 points of the step at one pinned thread (the default
+# mode's saving over eager in the 30 one-thread runs of reports/benchmarks/compare_replicated/,
+# 75 pairs: 2.9; every measured action of reports/benchmarks/reruns/, 71 pairs: 3.0), 11.5
+# points in the runs at torch's default threads (every CPU). A saving's interval is where a
+# rerun would put it, so it carries this once for each of the two runs.
+SAVING_RUN_SPREAD = 0.03
+SAVING_RUN_SPREAD_EVERY_CPU = 0.115
+
+
+def saving_spread(every_cpu: bool = False) -> float:
+    """The run-level spread of a saving, as a share of the step it is a saving of."""
+    return SAVING_RUN_SPREAD_EVERY_CPU if every_cpu else SAVING_RUN_SPREAD
+
+
 # --- the machine while measuring ------------------------------------------------------------
 # A CPU another process keeps busy more than half the time is held by it (not pinned to).
 BUSY_CPU = 0.5

@@ -154,6 +154,40 @@ def measurable(
     return ci_ms[0] > 0 and saving_ms >= min_effect_ms
 
 
+def rerun_interval(
+    saving_ms: float,
+    ci_ms: tuple[float, float],
+    waves: int | None,
+    level_ms: float,
+    run_spread: float,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Where a rerun of the same measurement would put the saving: the interval of one run's
+    waves (`ci_ms`, a t-interval on `waves` - 1 degrees of freedom, or a normal one where
+    `waves` is None) widened for a second run's own error and for the run-level spread that
+    no wave of either shows (`run_spread`, a share of `level_ms`, measured from reruns here:
+    `policy.saving_spread`). Each side is widened apart (a bootstrap interval can be lopsided).
+    Two runs each carry their waves' error and the run-level spread: the variance is twice
+    their sum; the run-level part is known, so the degrees of freedom are the waves' alone
+    (Welch-Satterthwaite)."""
+    from scipy.stats import norm, t
+
+    run = (run_spread * level_ms) ** 2
+    q = float(t.ppf((1 + confidence) / 2, waves - 1)) if waves and waves > 1 else None
+    q = q if q is not None else float(norm.ppf((1 + confidence) / 2))
+    bounds = []
+    for side, bound in ((-1, ci_ms[0]), (1, ci_ms[1])):
+        sampled = 2 * (abs(bound - saving_ms) / q) ** 2
+        total = sampled + 2 * run
+        if waves and waves > 1 and sampled > 0:
+            dof = total**2 / (sampled**2 / (waves - 1))
+        else:
+            dof = math.inf
+        quantile = float(t.ppf((1 + confidence) / 2, dof))
+        bounds.append(saving_ms + side * quantile * math.sqrt(total))
+    return bounds[0], bounds[1]
+
+
 @dataclass(frozen=True)
 class RunRatio:
     """after / before of two replicated arms (two runs), from their process medians."""

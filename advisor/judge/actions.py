@@ -89,6 +89,8 @@ def _from_step(
         kind=kind,
         saving_ms=s.saving_ms,
         saving_ci_ms=s.saving_ci_ms,
+        run_ci_ms=s.run_ci_ms,
+        first_call_s=s.first_call_s,
         measured=True,
         breaks=breaks,
         matches_eager=s.accepted,
@@ -159,7 +161,37 @@ def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list
     eager = next((a for a in ranked if a.kind == "eager"), None)
     if eager is not None and eager.step_ms is not None and not beats(steps, eager.step_ms):
         ranked = [eager, *(a for a in ranked if a is not eager)]
-    return ranked
+    return _cheapest_of_ties(ranked)
+
+
+def _cheapest_of_ties(ranked: list[Action]) -> list[Action]:
+    """The leader gives way to a measured action a rerun could not tell from it (the leader's
+    saving inside that action's interval, which is where a rerun would put its saving) and
+    that costs less on its first call (compile): otherwise which of them leads turns on the
+    run, and the cheaper one loses nothing measurable. The rest keep their order."""
+    if not ranked or not _timed(ranked[0]):
+        return ranked
+    lead = ranked[0]
+    assert lead.saving_ms is not None and lead.first_call_s is not None
+
+    def tied(a: Action) -> bool:
+        ci = a.saving_ci_ms
+        return _timed(a) and ci is not None and ci[0] <= lead.saving_ms <= ci[1]  # type: ignore[operator]
+
+    cheapest = min((a for a in ranked if tied(a)), key=lambda a: a.first_call_s or 0.0)
+    if cheapest is lead:
+        return ranked
+    return [cheapest, *(a for a in ranked if a is not cheapest)]
+
+
+def _timed(action: Action) -> bool:
+    """Measured beyond noise, with a saving and the first-call cost of its workers."""
+    return (
+        action.measured
+        and action.measurable
+        and action.saving_ms is not None
+        and action.first_call_s is not None
+    )
 
 
 def _step_of(action: Action, step: Step) -> float:

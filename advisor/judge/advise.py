@@ -29,7 +29,7 @@ from advisor.judge.actions import build_actions
 from advisor.judge.attribute import AttributionResult
 from advisor.judge.decide import Step, decide, share_measured_savings
 from advisor.judge.ledger import build_ledger
-from advisor.judge.measured import in_default_frame, measured_steps
+from advisor.judge.measured import in_default_frame, measured_steps, what_if_with_run_spread
 from advisor.judge.rootcause import RootCause, root_causes
 
 
@@ -59,16 +59,22 @@ def advise(
     what_ifs: tuple[WhatIf, ...] = (),
     ignore_share: float = 0.01,
     min_effect: float = 0.0,
+    run_spread: float | None = None,
 ) -> Advice:
+    """`run_spread`: how far a saving moves between runs beyond its waves
+    (`policy.saving_spread`), so that every saving's interval is where a rerun would put it;
+    None keeps each saving's interval as its own run gave it."""
     step = step_of(modes["default"], ignore_share, min_effect)
-    what_ifs = tuple(in_default_frame(w, step.median_ms) for w in what_ifs)
+    raw_what_ifs = tuple(in_default_frame(w, step.median_ms) for w in what_ifs)
+    what_ifs = tuple(what_if_with_run_spread(w, step.median_ms, run_spread) for w in raw_what_ifs)
     roots = root_causes(capture, att.sites)
     guards = next((w for w in what_ifs if w.kind == "guards"), None)
     lookup_us = cost.measured_lookup_us(att, guards, step.median_ms)
     entries = [decide(e, step, what_ifs) for e in estimate_entries(roots, att, lookup_us)]
     entries = share_measured_savings(entries, what_ifs, step)
     ranked = tuple(sorted(entries, key=lambda e: (-e.cost_ms, e.id)))
-    steps = measured_steps(modes, what_ifs, frozenset(e.id for e in ranked), min_effect)
+    ids = frozenset(e.id for e in ranked)
+    steps = measured_steps(modes, raw_what_ifs, ids, min_effect, run_spread)
     ledger = build_ledger(ranked, att, modes, steps)
     recompiles = recompile_advice(capture.recompiles)
     actions = build_actions(ranked, steps, ledger, recompiles, step)

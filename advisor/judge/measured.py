@@ -6,6 +6,7 @@ rank the measured actions against one another."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from statistics import median
 
 from advisor.core import replication, stats
 from advisor.core.model import LatencyStats, ModeResult, Replication, WhatIf
@@ -28,6 +29,11 @@ class MeasuredStep:
     default_abs_diff: float | None = None
     min_effect_ms: float = 0.0  # the smallest saving it can claim (Settings.min_effect of the step)
     processes: int | None = None  # the replicated processes its saving rests on (None: quick)
+    waves: int | None = None  # the waves its paired saving rests on (None: pooled samples)
+    # The interval this run's waves alone give; `saving_ci_ms` is where a rerun would put the
+    # saving (`with_run_spread`)
+    run_ci_ms: tuple[float, float] | None = None
+    first_call_s: float | None = None  # the median worker's compile and first call
 
     @property
     def beyond_noise(self) -> bool:
@@ -40,7 +46,10 @@ def measured_steps(
     what_ifs: tuple[WhatIf, ...],
     entry_ids: frozenset[str],
     min_effect: float = 0.0,
+    run_spread: float | None = None,
 ) -> list[MeasuredStep]:
+    """Every measured step, its interval widened to where a rerun would put its saving
+    (`run_spread`: `policy.saving_spread`; None: as its run gave it)."""
     default = modes.get("default")
     if default is None or default.latency is None:
         return []
@@ -48,13 +57,39 @@ def measured_steps(
         s for s in (_mode_step(modes.get(m), default, entry_ids) for m in ("eager", "fullgraph"))
     ]
     out += [_what_if_step(w, default) for w in what_ifs]
-    floor = min_effect * default.latency.median_ms
-    return [replace(s, min_effect_ms=floor) for s in out if s is not None]
+    level = default.latency.median_ms
+    return [
+        with_run_spread(replace(s, min_effect_ms=min_effect * level), level, run_spread)
+        for s in out
+        if s is not None
+    ]
 
 
-def mode_saving(mode: LatencyStats, default: LatencyStats) -> tuple[float, float, float]:
-    """default - mode per call, with its 95% interval: paired wave by wave where both were
-    replicated (`advisor.core.replication`), else from the pooled samples of one process."""
+def with_run_spread(step: MeasuredStep, level_ms: float, run_spread: float | None) -> MeasuredStep:
+    """The step with its saving's interval where a rerun would put it
+    (`replication.rerun_interval`); the run's own interval kept beside."""
+    ci = step.saving_ci_ms
+    if run_spread is None:
+        return replace(step, run_ci_ms=ci)
+    widened = replication.rerun_interval(step.saving_ms, ci, step.waves, level_ms, run_spread)
+    return replace(step, saving_ci_ms=widened, run_ci_ms=ci)
+
+
+def what_if_with_run_spread(w: WhatIf, level_ms: float, run_spread: float | None) -> WhatIf:
+    """The what-if as the judge reads it: its saving's interval where a rerun would put it."""
+    if run_spread is None or w.saving_ms is None or w.saving_ci_ms is None:
+        return w
+    waves = len(w.process_savings_ms) or None
+    widened = replication.rerun_interval(w.saving_ms, w.saving_ci_ms, waves, level_ms, run_spread)
+    return replace(w, saving_ci_ms=widened)
+
+
+def mode_saving(
+    mode: LatencyStats, default: LatencyStats
+) -> tuple[float, float, float, int | None]:
+    """default - mode per call, with its 95% interval and the waves it rests on: paired wave by
+    wave where both were replicated (`advisor.core.replication`), else from the pooled samples
+    of one process (waves None)."""
     a, b = default.replication, mode.replication
     if a is not None and b is not None and _by_wave(a) and _by_wave(b):
         base = dict(zip(a.waves, a.process_medians_ms, strict=True))
@@ -64,8 +99,12 @@ def mode_saving(mode: LatencyStats, default: LatencyStats) -> tuple[float, float
         except ValueError:
             paired = None
         if paired is not None and paired.ci_ms is not None:
-            return paired.saving_ms, paired.ci_ms[0], paired.ci_ms[1]
-    return stats.median_difference_ci(default.samples_ms, mode.samples_ms)
+            return paired.saving_ms, paired.ci_ms[0], paired.ci_ms[1], paired.waves
+    return (*stats.median_difference_ci(default.samples_ms, mode.samples_ms), None)
+
+
+def _first_call_s(r: Replication | None) -> float | None:
+    return median(list(r.first_call_s)) if r is not None and r.first_call_s else None
 
 
 def _by_wave(r: Replication) -> bool:
@@ -79,7 +118,7 @@ def _mode_step(
     if mode is None or mode.status != "ok" or mode.latency is None or not mode.latency.samples_ms:
         return None
     assert default.latency is not None
-    saving, low, high = mode_saving(mode.latency, default.latency)
+    saving, low, high, waves = mode_saving(mode.latency, default.latency)
     eager = mode.mode == "eager"
     own, reference = mode_output(mode), mode_output(default)
     return MeasuredStep(
@@ -89,6 +128,8 @@ def _mode_step(
         saving_ms=saving,
         saving_ci_ms=(low, high),
         processes=mode.latency.replication.processes if mode.latency.replication else None,
+        waves=waves,
+        first_call_s=_first_call_s(mode.latency.replication),
         accepted=True if eager else mode_accepted(mode, default),
         removes=frozenset() if eager else entry_ids,
         clean=True,
@@ -130,6 +171,8 @@ def _what_if_step(w: WhatIf, default: ModeResult) -> MeasuredStep | None:
         saving_ms=w.saving_ms,
         saving_ci_ms=w.saving_ci_ms,
         processes=w.replication.processes if w.replication else None,
+        waves=len(w.process_savings_ms) or None,
+        first_call_s=_first_call_s(w.replication),
         accepted=what_if_accepted(w, default),
         removes=frozenset(w.removed),
         clean=not w.new_breaks,

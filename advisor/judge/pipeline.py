@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from advisor.core import policy
 from advisor.core.artifacts import Capture, Measurements
 from advisor.core.errors import first_line
 from advisor.core.model import ModeResult, Note, Report, Settings
@@ -43,8 +44,9 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
     if m.trace is not None and default is not None and default.latency is not None:
         att = attribute(m.trace, m.capture, default.latency.median_ms)
         modes = dict_of(m.modes)
+        spread = policy.saving_spread(m.environment.every_cpu)
         advice = advise(
-            att, m.capture, modes, m.what_ifs, settings.ignore_share, settings.min_effect
+            att, m.capture, modes, m.what_ifs, settings.ignore_share, settings.min_effect, spread
         )
         notes += [*att.notes, *advice.notes]
         report = replace(
