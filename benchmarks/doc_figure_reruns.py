@@ -97,7 +97,7 @@ def figures() -> dict[str, Figure]:
     out.update({
         "reruns.same_first": Figure(RERUNS, _same_first),
         "reruns.covered": Figure(RERUNS, _pairs("covered")),
-        "reruns.covered_rerun": Figure(RERUNS, _pairs("covered_rerun")),
+        "reruns.covered_by_waves": Figure(RERUNS, _pairs("covered_by_waves")),
         "reruns.covered_tuning": Figure(RERUNS, _pairs("covered", ("tuning", "-"))),
         "reruns.covered_heldout": Figure(RERUNS, _pairs("covered", ("held-out",))),
         "reruns.agree": Figure(RERUNS, _agree),

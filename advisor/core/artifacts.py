@@ -23,6 +23,7 @@ from advisor.core.model import (
     RankTimings,
     RecompileRecord,
     Settings,
+    TrainingStep,
     WhatIf,
     WorkloadInfo,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "ProfileTrace",
     "RankTimings",
     "TraceEvent",
+    "TrainingStep",
     "WorkerEnvironment",
     "measurements_from_json",
     "measurements_to_json",
@@ -75,6 +77,7 @@ class Capture:
     root_compile_id: str | None = None  # the first frame compiled: the function itself
     notes: tuple[Note, ...] = ()
     torch_version: str = ""
+    training: TrainingStep | None = None  # None: no optimizer in the workload
 
     def frame(self, compile_id: str) -> FrameRecord | None:
         return next((f for f in self.frames if f.compile_id == compile_id), None)

@@ -248,6 +248,9 @@ ACTION_KINDS = (
     "regional",  # compile the break-free sub-modules instead of the whole (measured)
     "disable",  # torch.compiler.disable the functions holding the breaks (measured)
     "split",  # training: compile the model and the optimizer step apart, the step eager
+    "optimizer",  # training: compile the optimizer's step too (the model compiled in place)
+    "step",  # training: compile the whole step (forward, backward, optimizer) at once
+    "module",  # training: compile only the model in place, the step (optimizer) eager
     "eager",  # do not compile this function: nothing measured beats eager (measured)
     "keep",  # nothing to fix: one graph, compiled (measured against eager)
     "patch",  # apply a patch to the user's code at the break (generated and measured)
@@ -292,6 +295,9 @@ class Action:
     run_ci_ms: tuple[float, float] | None = None
     # measured: the compile and first call of the median worker that ran it, seconds
     first_call_s: float | None = None
+    # measured: the calls after which its saving has paid for the compile and first call it
+    # adds to the default mode's (None: it adds none, or saves nothing)
+    break_even_calls: float | None = None
 
 
 @dataclass(frozen=True)

@@ -296,6 +296,16 @@ class CodeUnit:
     where: Location | None = None
 
 
+@dataclass(frozen=True)
+class TrainingStep:
+    """What a training step holds, as the process that profiled it found: the placements of
+    torch.compile a training step can take are planned from it, breaks or not."""
+
+    optimizers: tuple[str, ...]  # the names its optimizers are held by (closure, globals...)
+    module_compiled: bool  # the model compiled in place, the step eager (else the step compiled)
+    modules: tuple[str, ...] = ()  # the top-level modules it reaches
+
+
 WHAT_IF_KINDS = (
     "knob",  # a Dynamo config knob
     "guards",  # the warm default mode without guard evaluation
@@ -303,6 +313,9 @@ WHAT_IF_KINDS = (
     "disable",  # placement: torch.compiler.disable on the functions holding the breaks
     "noop",  # a side effect (print, logging, warnings) made a no-op: what deleting it saves
     "split",  # training: the model and the optimizer step compiled apart, the step eager
+    "optimizer",  # training, the model compiled in place: each optimizer's step compiled too
+    "step",  # training, the model compiled in place: the whole step compiled instead
+    "module",  # training, the whole step compiled: only the model compiled in place instead
     "undisable",  # a torch.compiler.disable boundary removed: what tracing the body saves
     "setting",  # a Dynamo setting that changes how the whole step runs (compiled autograd)
     "patch",  # the user's function at a break rewritten (`Patch`), installed in the worker

@@ -55,6 +55,7 @@ from advisor.core.measured import (
     RecompileRecord,
     Replication,
     Settings,
+    TrainingStep,
     WhatIf,
     WorkloadInfo,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "ScriptSurvey",
     "Segment",
     "Settings",
+    "TrainingStep",
     "WhatIf",
     "WorkloadInfo",
     "from_jsonable",
@@ -140,6 +142,7 @@ class Report:
     created_at: str = ""
     wall_s: float | None = None
     script: ScriptSurvey | None = None  # a script target: its survey (argv, compiled callables)
+    training: TrainingStep | None = None  # a training step: what it holds (None: not one)
     schema_version: int = SCHEMA_VERSION
 
     def mode(self, name: str) -> ModeResult | None:

@@ -281,10 +281,11 @@ def mode_delta(
             after_n=after.n if after else 0,
         )
     ratio, low, high, p, method = _ratio_test(before, after, rule, name)
-    noise = between_run_noise(before, after)
     # Across processes the interval already holds the spread between runs' processes; the
-    # drift of pooled samples would count the machine's speed between waves a second time.
-    reason = _why_not(ratio, low, high, p, noise if method == "samples" else None, rule)
+    # drift of pooled samples would count the machine's speed between waves a second time, so
+    # a replicated row has no between-run noise (none is applied, none is shown).
+    noise = between_run_noise(before, after) if method == "samples" else None
+    reason = _why_not(ratio, low, high, p, noise, rule)
     significant = reason == ""
     verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
     return ModeDelta(

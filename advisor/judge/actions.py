@@ -22,7 +22,7 @@ from advisor.judge.ledger import beats
 from advisor.judge.measured import MeasuredStep
 
 # On a break-free model, skipping guards leads only when it saves at least this share.
-PLACEMENTS = ("regional", "disable", "split")
+PLACEMENTS = ("regional", "disable", "split", "optimizer", "step", "module")
 
 
 def build_actions(
@@ -91,6 +91,7 @@ def _from_step(
         saving_ci_ms=s.saving_ci_ms,
         run_ci_ms=s.run_ci_ms,
         first_call_s=s.first_call_s,
+        break_even_calls=s.break_even_calls if s.beyond_noise else None,
         measured=True,
         breaks=breaks,
         matches_eager=s.accepted,

@@ -34,6 +34,8 @@ class MeasuredStep:
     # saving (`with_run_spread`)
     run_ci_ms: tuple[float, float] | None = None
     first_call_s: float | None = None  # the median worker's compile and first call
+    # the calls after which the saving has paid for the compile it adds to the default mode's
+    break_even_calls: float | None = None
 
     @property
     def beyond_noise(self) -> bool:
@@ -58,11 +60,31 @@ def measured_steps(
     ]
     out += [_what_if_step(w, default) for w in what_ifs]
     level = default.latency.median_ms
+    compile_s = _first_call_s(default.latency.replication) or default.first_call_s
     return [
-        with_run_spread(replace(s, min_effect_ms=min_effect * level), level, run_spread)
+        with_run_spread(
+            replace(
+                s,
+                min_effect_ms=min_effect * level,
+                break_even_calls=break_even_calls(s, compile_s),
+            ),
+            level,
+            run_spread,
+        )
         for s in out
         if s is not None
     ]
+
+
+def break_even_calls(step: MeasuredStep, default_first_call_s: float | None) -> float | None:
+    """After how many calls the step's saving pays for the compile and first call it adds to
+    the default mode's (both the median worker's); None where it adds none or saves nothing."""
+    if step.first_call_s is None or default_first_call_s is None or step.saving_ms <= 0:
+        return None
+    extra_s = step.first_call_s - default_first_call_s
+    if extra_s <= 0:
+        return None
+    return extra_s / (step.saving_ms / 1e3)
 
 
 def with_run_spread(step: MeasuredStep, level_ms: float, run_spread: float | None) -> MeasuredStep:

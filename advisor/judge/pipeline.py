@@ -38,6 +38,7 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
         created_at=m.created_at,
         wall_s=m.wall_s,
         script=m.script,
+        training=m.capture.training,
     )
     notes = list(m.notes)
     default = m.mode("default")

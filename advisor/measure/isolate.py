@@ -299,7 +299,7 @@ class IsolatedRun:
         if default is None or default.status != "ok" or self.trace is None:
             return
         sites = self.capture.sites
-        for plan in what_if_plan(sites):
+        for plan in what_if_plan(sites, training=self.capture.training):
             task = self.task("what_if", plan=plan, sites=sites)
             outcome = self.run(task, f"what-if {plan.label}")
             self.what_ifs.append(_what_if_result(plan, outcome))

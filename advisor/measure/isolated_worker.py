@@ -27,6 +27,7 @@ from advisor.measure.cpus import pinned
 from advisor.measure.isolate import Task, TaskResult
 from advisor.measure.quiet import muted_dynamo_warnings
 from advisor.measure.stages import measure_what_if, warm_default_stage
+from advisor.measure.training_variants import training_step
 from advisor.measure.workload import Workload, load_target
 
 
@@ -79,7 +80,7 @@ def _default(task: Task, workload: Workload) -> TaskResult:
         modes=("eager", "default"), timed=("default",), observers={"default": lambda: session}
     )
     run = harness.measure(workload, task.settings, task.device, options=options)
-    capture = session.result()
+    capture = dataclasses.replace(session.result(), training=training_step(workload))
     notes = [*run.notes, *capture.notes]
     trace = guards = None
     if "default" in run.calls:

@@ -27,6 +27,7 @@ from advisor.measure import environment, harness, lockstep, placement
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import fitting_threads, pinned
 from advisor.measure.stages import measure_what_if, warm_default_stage, what_if_plan
+from advisor.measure.training_variants import training_step
 from advisor.measure.workload import Workload
 
 Progress = Callable[[str], None]
@@ -143,7 +144,7 @@ def _measure(
     run = harness.measure(
         workload, settings, device, options=harness_options, record=collected.record
     )
-    collected.capture = session.result()
+    collected.capture = dataclasses.replace(session.result(), training=training_step(workload))
     collected.notes += [*run.notes, *collected.capture.notes]
     collected.modes = list(run.modes)
     if not lockstep.agreed(settings, "default" in run.calls):
@@ -160,7 +161,9 @@ def _measure(
     if not settings.what_if:
         return
     sites = collected.capture.sites
-    plans = what_if_plan(sites, ddp=placement.holds_ddp(workload))
+    plans = what_if_plan(
+        sites, ddp=placement.holds_ddp(workload), training=collected.capture.training
+    )
     # every site: whether any skips its frame decides how each what-if is timed
     if not lockstep.agreed(settings, ([p.label for p in plans], [_site_key(s) for s in sites])):
         collected.notes.append(Note("ranks_disagree", "the what-ifs"))

@@ -112,7 +112,7 @@ def planned_arms(options: RunOptions, capture: Capture, default: ModeResult | No
     arms = [mode_arm(m) for m in MODE_ORDER if m in options.modes or m == "eager"]
     if not options.settings.what_if or default is None or default.status != "ok":
         return arms
-    arms += [what_if_arm(p) for p in what_if_plan(capture.sites)]
+    arms += [what_if_arm(p) for p in what_if_plan(capture.sites, training=capture.training)]
     return [*arms, GUARDS_ARM]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
-from advisor.core.model import BreakSite, Note, Patch, Settings, WhatIf
+from advisor.core.model import BreakSite, Note, Patch, Settings, TrainingStep, WhatIf
 from advisor.core.taxonomy import (
     DDP_KNOB,
     Knob,
@@ -33,6 +33,7 @@ from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
 from advisor.measure.rewrite import patch_for
+from advisor.measure.training_variants import TRAINING_KINDS, planned_kinds, training_variant
 from advisor.measure.variants import (
     disable_variant,
     noop_variant,
@@ -122,15 +123,25 @@ class WhatIfPlan:
         return replace(record, error=error)
 
 
-def what_if_plan(sites: tuple[BreakSite, ...], ddp: bool = False) -> list[WhatIfPlan]:
+def what_if_plan(
+    sites: tuple[BreakSite, ...], ddp: bool = False, training: TrainingStep | None = None
+) -> list[WhatIfPlan]:
     """What to try, from the kinds of break captured alone (nothing has been judged yet): each
     config knob that could remove a break, each side effect to make a no-op, and, where there
     are breaks, the two placements (disable the functions holding them; compile only the
     break-free sub-modules). DistributedDataParallel's own breaks are not the user's to fix:
     nothing is tried for them; with `ddp` (the workload holds a DDP module), DDP's optimizer
-    turned off (one graph per frame instead of one per gradient bucket) is tried instead."""
+    turned off (one graph per frame instead of one per gradient bucket) is tried instead. A
+    training step (`training`, not under DDP) gets the placements of its form
+    (`training_variants`), breaks or not: in training the optimizer and the backward hold time
+    no forward break shows."""
     ddp_plans = [WhatIfPlan("knob", (), knob=DDP_KNOB)] if ddp else []
-    return _plans(tuple(s for s in sites if not is_ddp_break(s))) + ddp_plans
+    own = tuple(s for s in sites if not is_ddp_break(s))
+    # under DistributedDataParallel every rank must compile the same way at once: the
+    # placements of a single-process step are not tried there
+    kinds = () if ddp else planned_kinds(training, bool(own))
+    placements = [WhatIfPlan(kind, ()) for kind in kinds]
+    return _plans(own) + placements + ddp_plans
 
 
 def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
@@ -201,6 +212,9 @@ NOT_APPLICABLE = {
     "disable": "no function holding a break could be found to disable",
     "split": "no optimizer, or no module that compiles without a break, in the step",
     "undisable": "no torch.compiler.disable wrapper named on the break's line was found",
+    "optimizer": "no optimizer in the step, or the model is not compiled in place",
+    "step": "no optimizer in the step, or the model is not compiled in place",
+    "module": "no optimizer or no module in the step, or the step is not compiled whole",
 }
 
 
@@ -218,6 +232,8 @@ def variant_for(
         return split_variant(workload, targets)
     if plan.kind == "undisable":
         return undisable_variant(targets)
+    if plan.kind in TRAINING_KINDS:
+        return training_variant(plan.kind, workload, targets)
     if plan.patch is not None:
         return patch_variant(plan.patch, targets)
     return regional_variant(workload, targets)

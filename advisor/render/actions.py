@@ -132,6 +132,44 @@ def _split(action: Action, ctx: ActionContext, display: Display) -> str:
     )
 
 
+def _optimizer(action: Action, ctx: ActionContext, display: Display) -> str | Title:
+    steps = ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer's `step`"
+    head = (
+        f"Compile the optimizer step too: `opt.step = torch.compile(opt.step)` for {steps}, "
+        f"the model compiled as now{_steps(action, ctx)} (measured, full training step)"
+    )
+    return _with_break_even(head, action)
+
+
+def _whole_step(action: Action, ctx: ActionContext, display: Display) -> str | Title:
+    head = (
+        f"Compile the whole training step `{ctx.workload}` (forward, backward and optimizer) "
+        f"instead of the model alone{_steps(action, ctx)} (measured)"
+    )
+    return _with_break_even(head, action)
+
+
+def _module_only(action: Action, ctx: ActionContext, display: Display) -> str | Title:
+    head = (
+        f"Compile only the model in place ({regions_summary(action.subjects)}: "
+        f"`model.compile()`) and run the rest of `{ctx.workload}` (backward, optimizer) "
+        f"eagerly{_steps(action, ctx)} (measured)"
+    )
+    return _with_break_even(head, action)
+
+
+def _with_break_even(head: str, action: Action) -> str | Title:
+    """The title with when its extra compile pays for itself, where it adds one."""
+    if action.break_even_calls is None:
+        return head
+    return Title(head, f"its extra compile pays for itself after {break_even(action)}", "; ")
+
+
+def break_even(action: Action) -> str:
+    calls = action.break_even_calls or 0.0
+    return f"{calls:,.0f} calls" if calls >= 1 else "its first call"
+
+
 def _disable(action: Action, ctx: ActionContext, display: Display) -> str:
     return (
         f"Run {disabled_summary(action.subjects, display)} eagerly with "
@@ -225,6 +263,9 @@ _TITLES: dict[str, Callable[[Action, ActionContext, Display], str | Title]] = {
     "fullgraph": _fullgraph,
     "regional": _regional,
     "split": _split,
+    "optimizer": _optimizer,
+    "step": _whole_step,
+    "module": _module_only,
     "disable": _disable,
     "eager": _eager,
     "keep": _keep,
@@ -311,9 +352,17 @@ def numerics_note(action: Action) -> str | None:
     )
 
 
+TRAINING_LABELS = {
+    "split": "placement: compile the model and the optimizer step separately, the step eager",
+    "optimizer": "placement: the optimizer step compiled too (`torch.compile(opt.step)`)",
+    "step": "placement: the whole training step compiled instead of the model alone",
+    "module": "placement: only the model compiled in place, backward and optimizer eager",
+}
+
+
 def what_if_label(w: WhatIf) -> str:
-    if w.kind == "split":
-        return "placement: compile the model and the optimizer step separately, the step eager"
+    if w.kind in TRAINING_LABELS:
+        return TRAINING_LABELS[w.kind]
     if w.kind in ("regional", "disable"):
         units = (
             regions_summary(w.subjects)

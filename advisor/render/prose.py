@@ -37,6 +37,9 @@ from advisor.render.recipes import recipe as recipe
 from advisor.render.recipes import recipe_first_sentence as recipe_first_sentence
 from advisor.render.recipes import skipped_note as skipped_note
 
+# the placements of a training step that aim at no break (`advisor.measure.training_variants`)
+TRAINING_PLACEMENTS = ("optimizer", "step", "module")
+
 BEHAVIOUR = {
     "nested_prints_dropped": (
         "print calls reached from nested (inlined) functions are dropped under this knob, "
@@ -80,8 +83,8 @@ def _no_effect_why(d: Decision, amount: str) -> str:
         measured += f" [{_ms(d.measured_ci_ms[0])}, {_ms(d.measured_ci_ms[1])}]"
     return (
         f"{amount}; its what-if measured {measured} ms/call: no measurable effect (the 95% "
-        "interval reaches zero or the saving is under the minimum effect, --min-effect), so "
-        "it is not acted on"
+        "interval of where a rerun would put it reaches zero, or the saving is under the "
+        "minimum effect, --min-effect), so it is not acted on"
     )
 
 
@@ -182,11 +185,14 @@ def _diffs(w: WhatIf) -> str:
     return shown + ")"
 
 
-def what_if_line(w: WhatIf) -> str:
+def what_if_line(w: WhatIf, training: bool = False) -> str:
+    """The what-if's outcome in one line; on a training step (`training`) a variant that failed
+    ran the full step (forward, backward, optimizer), so it breaks training."""
     if w.status == "skipped":
         return f"{actions.what_if_label(w)}: not tried ({w.error or 'does not apply'})"
     if w.status != "measured":
-        return f"{actions.what_if_label(w)}: failed ({w.error or 'no detail'})"
+        failed = "breaks training" if training else "failed"
+        return f"{actions.what_if_label(w)}: {failed}: {w.error or 'no detail'}"
     ci = f"[{_ms(w.saving_ci_ms[0])}, {_ms(w.saving_ci_ms[1])}]" if w.saving_ci_ms else "-"
     match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
     if w.kind == "guards" or w.fix == "guards":
@@ -196,9 +202,12 @@ def what_if_line(w: WhatIf) -> str:
             f"95% CI {ci}; matches eager: {match}; {_rests_on(w, 'interleaved')}"
         )
     removed = f"removes {len(w.removed)} of {len(w.targets)} targeted break(s)"
-    if w.kind == "setting" and not w.targets:
-        removed = "a setting for the whole step, no break targeted"
-    if w.new_breaks:
+    whole_step = {"setting": "a setting", **dict.fromkeys(TRAINING_PLACEMENTS, "a placement")}
+    if w.kind in whole_step and not w.targets:
+        removed = f"{whole_step[w.kind]} for the whole step, no break targeted"
+        if w.new_breaks:
+            removed += f"; {len(w.new_breaks)} break(s) in what it compiles"
+    elif w.new_breaks:
         removed += f", {len(w.new_breaks)} new break(s) in their place"
     timing = "interleaved" if w.interleaved else "one after the other (the original skips frames)"
     return (

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
+from advisor.core import policy
 from advisor.core.model import Action, LatencyStats, ModeResult, Report
 from advisor.core.paths import common_folder, display_path
 from advisor.render import prose, ranks
@@ -147,7 +148,9 @@ def build_view(report: Report) -> ReportView:
             (label, f"{us:.1f}", fmt_pct(share)) for label, us, share in segment_summary(report)
         ),
         warnings=tuple(note_text(n) for n in report.warnings),
-        what_ifs=tuple(prose.what_if_line(w) for w in report.what_ifs),
+        what_ifs=tuple(
+            prose.what_if_line(w, training=report.training is not None) for w in report.what_ifs
+        ),
         redacted=report.redacted,
         rank_rows=ranks.rank_rows(report),
         rank_note=ranks.rank_note(report),
@@ -278,9 +281,11 @@ def _replicated_harness(report: Report) -> str:
         f"replicated: every arm (mode, what-if) in {st.processes} fresh worker processes of its "
         f"own, one per wave, the arms of a wave timed {st.repeats} interleaved rounds (order "
         f"rotating); {st.warmup} warm-up calls, blocks of at least {st.min_block_s * 1e3:g} ms"
-        f"{threads}; intervals across processes, savings paired by wave; a measured saving "
-        f"must reach {st.min_effect * 100:g}% of the step{rests}{machine}; the profile ran in "
-        "a process of its own"
+        f"{threads}; intervals across processes, savings paired by wave, each saving's "
+        f"interval where a rerun would put it (it holds a run-level spread of "
+        f"±{policy.saving_spread(report.environment.every_cpu) * 100:g}% of the step, measured "
+        f"on a 2-CPU machine); a measured saving must reach {st.min_effect * 100:g}% of the "
+        f"step{rests}{machine}; the profile ran in a process of its own"
     )
 
 

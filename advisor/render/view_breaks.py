@@ -157,7 +157,7 @@ def _what_if_fields(entry: BreakEntry, report: Report) -> list[Field]:
     w = report.what_if(entry.what_if_knob)
     if w is None:
         return []
-    out = [Field("what if", prose.what_if_line(w))]
+    out = [Field("what if", prose.what_if_line(w, training=report.training is not None))]
     warning = prose.behaviour_warning(w)
     if warning:
         out.append(Field("behaviour change", warning))

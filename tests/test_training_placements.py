@@ -1,0 +1,138 @@
+"""Training placements (`advisor.measure.training_variants`): planned for every training step by
+its form, breaks or not; each measured on the full step (forward, backward, optimizer); judged
+as actions with the calls after which their extra compile pays; a variant that fails on the step
+reads "breaks training". Compiles use the eager backend (placement, not Inductor, is tested)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from advisor.core.model import Location, Replication, Settings, TrainingStep, WhatIf
+from advisor.measure import torch_adapter
+from advisor.measure.harness import eager_reference
+from advisor.measure.stages import what_if_plan
+from advisor.measure.training_variants import planned_kinds, training_step, training_variant
+from advisor.measure.whatif import measure_variant
+from advisor.measure.workload import Workload
+from advisor.render import prose
+from advisor.render.actions import action_title
+from advisor.render.view import displayer
+from tests.support.reports import full_report
+from tests.test_advise import mode, run_advise, what_if
+
+SETTINGS = Settings(warmup=1, repeats=3, budget_s=1.0, min_block_s=1e-3, target_ci=0.0)
+
+
+@pytest.fixture(autouse=True)
+def eager_backend(monkeypatch: pytest.MonkeyPatch) -> Any:
+    torch_adapter.reset_dynamo()
+    monkeypatch.setattr(
+        torch_adapter,
+        "compile_mode",
+        lambda fn, _backend, fullgraph: torch.compile(fn, backend="eager", fullgraph=fullgraph),
+    )
+    yield
+    torch_adapter.reset_dynamo()
+
+
+def train_step(module_compiled: bool) -> Workload:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = torch.randn(4, 8), torch.randn(4, 1)
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return Workload(step, (x, y), name="train", compiled_module=model if module_compiled else None)
+
+
+def test_a_training_step_is_found_by_its_optimizer_and_its_form() -> None:
+    found = training_step(train_step(module_compiled=True))
+    assert found == TrainingStep(optimizers=("opt",), module_compiled=True, modules=("model",))
+    assert training_step(train_step(module_compiled=False)).module_compiled is False  # type: ignore[union-attr]
+    model = nn.Linear(2, 2)
+    assert training_step(Workload(model, (torch.randn(1, 2),))) is None
+
+
+def test_each_form_gets_its_placements_breaks_or_not() -> None:
+    module_form = TrainingStep(("opt",), module_compiled=True)
+    step_form = TrainingStep(("opt",), module_compiled=False)
+    assert planned_kinds(module_form) == ("optimizer", "step")
+    assert planned_kinds(step_form) == ("module",)
+    # a whole step with breaks: the regional placement already compiles the model alone
+    assert planned_kinds(step_form, has_breaks=True) == ()
+    assert planned_kinds(None) == ()
+    plans = what_if_plan((), training=module_form)
+    assert [(p.kind, p.targets) for p in plans] == [("optimizer", ()), ("step", ())]
+    assert what_if_plan(()) == []
+    # under DDP the ranks compile in lockstep: the DDP knob alone
+    assert [p.kind for p in what_if_plan((), ddp=True, training=module_form)] == ["knob"]
+
+
+@pytest.mark.parametrize(
+    ("module_compiled", "kind", "subjects"),
+    [(True, "optimizer", ["opt.step"]), (True, "step", []), (False, "module", ["model"])],
+)
+def test_each_placement_runs_the_full_step(
+    module_compiled: bool, kind: str, subjects: list[str]
+) -> None:
+    workload = train_step(module_compiled)
+    variant = training_variant(kind, workload, [])
+    assert variant is not None
+    assert [u.path for u in variant.record.subjects] == subjects
+    reference = eager_reference(workload, [])
+    w = measure_variant(workload, variant, [], reference, SETTINGS, "cpu")
+    assert (w.status, w.kind, w.knob) == ("measured", kind, f"placement:{kind}"), w.error
+    assert w.saving_ci_ms is not None and w.rounds >= 3
+
+
+def test_a_placement_of_the_other_form_does_not_apply() -> None:
+    assert training_variant("module", train_step(module_compiled=True), []) is None
+    assert training_variant("optimizer", train_step(module_compiled=False), []) is None
+    model = nn.Linear(2, 2)
+    assert training_variant("optimizer", Workload(model, (torch.randn(1, 2),)), []) is None
+
+
+def test_an_optimizer_placement_that_saves_leads_with_when_it_pays() -> None:
+    # the step: 0.1 ms, its default compile 2 s; compiling opt.step saves 0.04 ms per call and
+    # adds 3 s of compile: it pays after 3 / 0.04e-3 = 75,000 calls
+    rep = Replication(processes=4, rounds=5, first_call_s=(5.0,) * 4)
+    placed = what_if(
+        knob="placement:optimizer", setting="optimizer", fix="placement", kind="optimizer",
+        targets=(), removed=(), variant_ms=0.06, saving_ms=0.04, saving_ci_ms=(0.035, 0.045),
+        replication=rep,
+    )  # fmt: skip
+    default = dataclasses.replace(mode("default", 0.1), first_call_s=2.0)
+    advice = run_advise(what_ifs=[placed], default=default)
+    first = advice.actions[0]
+    assert first.kind == "optimizer" and first.break_even_calls == pytest.approx(75_000)
+    report = dataclasses.replace(full_report(), actions=advice.actions, ledger=advice.ledger)
+    title = action_title(first, report, displayer(report))
+    assert "`opt.step = torch.compile(opt.step)`" in title
+    assert "pays for itself after 75,000 calls" in title
+
+
+def test_a_variant_that_fails_on_a_training_step_breaks_training() -> None:
+    failed = WhatIf(
+        "capture_dynamic_output_shape_ops=True", "capture_dynamic_output_shape_ops", "rewrite",
+        "failed", ("B1",), error="GuardOnDataDependentSymNode: Could not guard on u7",
+    )  # fmt: skip
+    placed = WhatIf("placement:optimizer", "optimizer", "placement", "measured", kind="optimizer",
+                    baseline_ms=1.0, variant_ms=0.9, saving_ms=0.1, saving_ci_ms=(0.05, 0.15),
+                    new_breaks=(Location("/x/adam.py", 3, "adam"),))  # fmt: skip
+    assert "a placement for the whole step, no break targeted; 1 break(s) in what it compiles" in (
+        prose.what_if_line(placed, training=True)
+    )
+    line = prose.what_if_line(failed, training=True)
+    assert line.endswith(": breaks training: GuardOnDataDependentSymNode: Could not guard on u7")
+    assert ": failed: " in prose.what_if_line(failed)
