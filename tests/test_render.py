@@ -326,3 +326,7 @@ def test_the_quick_protocol_says_so_on_the_first_line_and_a_no_effect_action_say
     low, high = action.saving_ci_ms
     half = (high - low) / 2 / report.ledger.step_ms * 100
     assert f"no measurable effect (+-{half:.1f}%)" in text
+    # an interval wholly below zero: a rerun would find it slower too, and it says so
+    slower = dataclasses.replace(tried, saving_ms=-0.1, saving_ci_ms=(-0.15, -0.05))
+    text = render_text(dataclasses.replace(report, settings=replicated, actions=(slower,)))
+    assert "slower: 20.0% more per call" in text and "no measurable effect" not in text

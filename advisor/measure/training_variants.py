@@ -26,7 +26,7 @@ from typing import Any
 
 from advisor.core.model import BreakSite, CodeUnit, TrainingStep
 from advisor.measure import harness, placement
-from advisor.measure.variants import variant_record
+from advisor.measure.variants import regions_call, variant_record
 from advisor.measure.whatif import Variant
 from advisor.measure.workload import Workload
 
@@ -111,14 +111,4 @@ def _module_variant(workload: Workload, targets: list[BreakSite]) -> Variant | N
     record = replace(
         variant_record("module", tuple(targets)), subjects=placement.region_units(modules)
     )
-
-    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
-        compiled = placement.CompiledRegions(modules, backend)
-
-        def call() -> Any:
-            with compiled:
-                return workload()
-
-        return call
-
-    return Variant(record, make_call)
+    return Variant(record, regions_call(modules))

@@ -54,6 +54,12 @@ def regional_variant(workload: Workload, targets: list[BreakSite]) -> Variant | 
         variant_record("regional", tuple(targets)),
         subjects=placement.region_units(regions),
     )
+    return Variant(record, regions_call(regions))
+
+
+def regions_call(regions: list[tuple[str, Any]]) -> Callable[[Workload, Any], Callable[[], Any]]:
+    """A variant's `make_call`: these modules compiled in place, the workload's own callable
+    run eagerly around them."""
 
     def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
         installed = placement.CompiledRegions(regions, backend)
@@ -64,7 +70,7 @@ def regional_variant(workload: Workload, targets: list[BreakSite]) -> Variant | 
 
         return call
 
-    return Variant(record, make_call)
+    return make_call
 
 
 def _regions(workload: Workload) -> list[tuple[str, Any]]:

@@ -361,6 +361,8 @@ def _no_effect_text(action: Action, step_ms: float | None) -> str:
     if not action.saving_ci_ms or not step_ms:
         return "no measurable effect"
     low, high = action.saving_ci_ms
+    if high < 0 and action.saving_ms is not None:  # a rerun would find it slower too
+        return f"slower: {fmt_pct(-action.saving_ms / step_ms)} more per call"
     return f"no measurable effect (+-{fmt_pct((high - low) / 2 / step_ms)})"
 
 
