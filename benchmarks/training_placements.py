@@ -20,11 +20,11 @@ from typing import Any
 
 from tabulate import tabulate
 
-from advisor.core.model import Report
+from advisor.core.model import TRAINING_PLACEMENTS, Report
 from advisor.render.report_io import load_report
 
 OUT = Path("reports/benchmarks/training_placements")
-PLACEMENTS = ("optimizer", "step", "module", "split", "regional")
+PLACEMENTS = (*TRAINING_PLACEMENTS, "split", "regional")
 
 
 def target_row(name: str, report: Report) -> dict[str, Any]:

@@ -12,11 +12,24 @@ import pytest
 import torch
 from torch import nn
 
-from advisor.core.model import Location, Replication, Settings, TrainingStep, WhatIf
+from advisor.core.model import (
+    TRAINING_PLACEMENTS,
+    Location,
+    Replication,
+    Settings,
+    TrainingStep,
+    WhatIf,
+)
 from advisor.measure import torch_adapter
 from advisor.measure.harness import eager_reference
 from advisor.measure.stages import what_if_plan
-from advisor.measure.training_variants import planned_kinds, training_step, training_variant
+from advisor.measure.training_variants import (
+    MODULE_FORM,
+    STEP_FORM,
+    planned_kinds,
+    training_step,
+    training_variant,
+)
 from advisor.measure.whatif import measure_variant
 from advisor.measure.workload import Workload
 from advisor.render import prose
@@ -72,6 +85,8 @@ def test_each_form_gets_its_placements_breaks_or_not() -> None:
     # a whole step with breaks: the regional placement already compiles the model alone
     assert planned_kinds(step_form, has_breaks=True) == ()
     assert planned_kinds(None) == ()
+    # the two forms' placements are the kinds every stage knows as training placements
+    assert sorted(MODULE_FORM + STEP_FORM) == sorted(TRAINING_PLACEMENTS)
     plans = what_if_plan((), training=module_form)
     assert [(p.kind, p.targets) for p in plans] == [("optimizer", ()), ("step", ())]
     assert what_if_plan(()) == []

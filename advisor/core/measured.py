@@ -306,6 +306,10 @@ class TrainingStep:
     modules: tuple[str, ...] = ()  # the top-level modules it reaches
 
 
+# The placements of torch.compile in a training step that aim at no break, planned from its
+# `TrainingStep` (`advisor.measure.training_variants`), breaks or not.
+TRAINING_PLACEMENTS = ("optimizer", "step", "module")
+
 WHAT_IF_KINDS = (
     "knob",  # a Dynamo config knob
     "guards",  # the warm default mode without guard evaluation

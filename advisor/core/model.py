@@ -40,6 +40,7 @@ from advisor.core.judged import (
     Savings,
     Segment,
 )
+from advisor.core.measured import TRAINING_PLACEMENTS as TRAINING_PLACEMENTS
 from advisor.core.measured import (
     BreakSite,
     CodeUnit,

@@ -173,8 +173,8 @@ def rerun_interval(
     from scipy.stats import norm, t
 
     run = (run_spread * level_ms) ** 2
-    q = float(t.ppf((1 + confidence) / 2, waves - 1)) if waves and waves > 1 else None
-    q = q if q is not None else float(norm.ppf((1 + confidence) / 2))
+    level = (1 + confidence) / 2
+    q = float(t.ppf(level, waves - 1)) if waves and waves > 1 else float(norm.ppf(level))
     bounds = []
     for side, bound in ((-1, ci_ms[0]), (1, ci_ms[1])):
         sampled = 2 * (abs(bound - saving_ms) / q) ** 2
@@ -183,7 +183,7 @@ def rerun_interval(
             dof = total**2 / (sampled**2 / (waves - 1))
         else:
             dof = math.inf
-        quantile = float(t.ppf((1 + confidence) / 2, dof))
+        quantile = float(t.ppf(level, dof))
         bounds.append(saving_ms + side * quantile * math.sqrt(total))
     return bounds[0], bounds[1]
 

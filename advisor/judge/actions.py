@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from advisor.core.model import Action, BreakEntry, Ledger, Location, ModeResult, RecompileAdvice
+from advisor.core.model import (
+    TRAINING_PLACEMENTS,
+    Action,
+    BreakEntry,
+    Ledger,
+    Location,
+    ModeResult,
+    RecompileAdvice,
+)
 from advisor.core.paths import is_installed
 from advisor.core.policy import LARGE_GUARD_SHARE
 from advisor.judge.decide import Step
@@ -22,7 +30,7 @@ from advisor.judge.ledger import beats
 from advisor.judge.measured import MeasuredStep
 
 # On a break-free model, skipping guards leads only when it saves at least this share.
-PLACEMENTS = ("regional", "disable", "split", "optimizer", "step", "module")
+PLACEMENTS = ("regional", "disable", "split", *TRAINING_PLACEMENTS)
 
 
 def build_actions(
@@ -91,7 +99,7 @@ def _from_step(
         saving_ci_ms=s.saving_ci_ms,
         run_ci_ms=s.run_ci_ms,
         first_call_s=s.first_call_s,
-        break_even_calls=s.break_even_calls if s.beyond_noise else None,
+        break_even_calls=s.break_even_calls,
         measured=True,
         breaks=breaks,
         matches_eager=s.accepted,

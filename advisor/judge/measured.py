@@ -61,25 +61,19 @@ def measured_steps(
     out += [_what_if_step(w, default) for w in what_ifs]
     level = default.latency.median_ms
     compile_s = _first_call_s(default.latency.replication) or default.first_call_s
-    return [
-        with_run_spread(
-            replace(
-                s,
-                min_effect_ms=min_effect * level,
-                break_even_calls=break_even_calls(s, compile_s),
-            ),
-            level,
-            run_spread,
-        )
+    widened = [
+        with_run_spread(replace(s, min_effect_ms=min_effect * level), level, run_spread)
         for s in out
         if s is not None
     ]
+    return [replace(s, break_even_calls=break_even_calls(s, compile_s)) for s in widened]
 
 
 def break_even_calls(step: MeasuredStep, default_first_call_s: float | None) -> float | None:
     """After how many calls the step's saving pays for the compile and first call it adds to
-    the default mode's (both the median worker's); None where it adds none or saves nothing."""
-    if step.first_call_s is None or default_first_call_s is None or step.saving_ms <= 0:
+    the default mode's (both the median worker's); None where it adds none, or its saving is
+    not measurable (beyond noise)."""
+    if step.first_call_s is None or default_first_call_s is None or not step.beyond_noise:
         return None
     extra_s = step.first_call_s - default_first_call_s
     if extra_s <= 0:

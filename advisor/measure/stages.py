@@ -17,7 +17,15 @@ from typing import Any
 
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
-from advisor.core.model import BreakSite, Note, Patch, Settings, TrainingStep, WhatIf
+from advisor.core.model import (
+    TRAINING_PLACEMENTS,
+    BreakSite,
+    Note,
+    Patch,
+    Settings,
+    TrainingStep,
+    WhatIf,
+)
 from advisor.core.taxonomy import (
     DDP_KNOB,
     Knob,
@@ -33,7 +41,7 @@ from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
 from advisor.measure.rewrite import patch_for
-from advisor.measure.training_variants import TRAINING_KINDS, planned_kinds, training_variant
+from advisor.measure.training_variants import planned_kinds, training_variant
 from advisor.measure.variants import (
     disable_variant,
     noop_variant,
@@ -232,7 +240,7 @@ def variant_for(
         return split_variant(workload, targets)
     if plan.kind == "undisable":
         return undisable_variant(targets)
-    if plan.kind in TRAINING_KINDS:
+    if plan.kind in TRAINING_PLACEMENTS:
         return training_variant(plan.kind, workload, targets)
     if plan.patch is not None:
         return patch_variant(plan.patch, targets)

@@ -30,10 +30,10 @@ from advisor.measure.variants import regions_call, variant_record
 from advisor.measure.whatif import Variant
 from advisor.measure.workload import Workload
 
-# The placements planned for each form of a training step (`TrainingStep.module_compiled`).
+# The placements planned for each form of a training step (`TrainingStep.module_compiled`),
+# together `TRAINING_PLACEMENTS`.
 MODULE_FORM = ("optimizer", "step")
 STEP_FORM = ("module",)
-TRAINING_KINDS = MODULE_FORM + STEP_FORM
 
 
 def training_step(workload: Workload) -> TrainingStep | None:

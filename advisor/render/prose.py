@@ -11,6 +11,7 @@ wherever it is re-rendered.
 from __future__ import annotations
 
 from advisor.core.model import (
+    TRAINING_PLACEMENTS,
     Action,
     BreakEntry,
     Calibration,
@@ -36,9 +37,6 @@ from advisor.render.recipes import category_title as category_title
 from advisor.render.recipes import recipe as recipe
 from advisor.render.recipes import recipe_first_sentence as recipe_first_sentence
 from advisor.render.recipes import skipped_note as skipped_note
-
-# the placements of a training step that aim at no break (`advisor.measure.training_variants`)
-TRAINING_PLACEMENTS = ("optimizer", "step", "module")
 
 BEHAVIOUR = {
     "nested_prints_dropped": (
