@@ -70,6 +70,9 @@ class ArmTask:
     sites: tuple[BreakSite, ...] = ()  # every site of the default mode (what-ifs compare)
     number: int | None = None  # calls per block (set after the first wave calibrated it)
     memory: bool = True  # measure peak memory (the first wave's processes only)
+    # a training step: the arm starts from the model as built (no eager calls before it) and
+    # reports its first steps' outputs, which the parent compares with eager's
+    training: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class Built:
     notes: tuple[Note, ...] = ()
     error: str | None = None
     metronome: bool = False  # the machine-speed reference, not an arm of the target
+    # a training step's first two outputs from the model as built (`ArmTask.training`)
+    first_steps: tuple[tuple[torch_adapter.LeafPrint, ...], ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -123,7 +128,9 @@ def build(task: ArmTask, workload: Workload) -> Live:
 
 
 def _mode(task: ArmTask, workload: Workload) -> Live:
-    run, _, notes = harness.prepare_mode(workload, task.settings, task.device, task.arm.mode)
+    run, _, notes = harness.prepare_mode(
+        workload, task.settings, task.device, task.arm.mode, training=task.training
+    )
     result = run.result
     if run.call is None or result.status != "ok":
         return Live(Built(workload.name, mode=result, notes=tuple(notes)), None)
@@ -132,13 +139,19 @@ def _mode(task: ArmTask, workload: Workload) -> Live:
     result = replace(result, peak_memory_bytes=peak, memory_method=method, recompiles=recompiles)
     number = task.number or calibrate(run.call, task.settings, task.device)
     built = Built(workload.name, mode=result, number=number, first_call_s=result.first_call_s)
-    built = replace(built, notes=tuple(notes), stdout_chars=len(stdout_of(run.call)[1]))
+    built = replace(built, notes=tuple(notes), first_steps=_prints(run.first_outputs))
+    built = replace(built, stdout_chars=len(stdout_of(run.call)[1]))
     return Live(built, run.call, run.backend)
+
+
+def _prints(outputs: tuple[Any, ...]) -> tuple[tuple[torch_adapter.LeafPrint, ...], ...]:
+    return tuple(torch_adapter.output_fingerprint(o) for o in outputs)
 
 
 def _what_if(task: ArmTask, workload: Workload, plan: WhatIfPlan) -> Live:
     notes: list[Note] = []
-    reference = harness.eager_reference(workload, notes)
+    training = task.training  # a training step's variant starts from the model as built
+    reference = harness.NO_REFERENCE if training else harness.eager_reference(workload, notes)
     variant = variant_for(workload, plan, task.sites)
     if variant is None:
         skipped = plan.failed(NOT_APPLICABLE.get(plan.kind, "not applicable"), status="skipped")
@@ -146,7 +159,14 @@ def _what_if(task: ArmTask, workload: Workload, plan: WhatIfPlan) -> Live:
     started = time.perf_counter()
     try:
         prepared = prepare_variant(
-            workload, variant, list(plan.targets), reference, task.settings, task.device, task.sites
+            workload,
+            variant,
+            list(plan.targets),
+            reference,
+            task.settings,
+            task.device,
+            task.sites,
+            keep_first=training,
         )
     except Exception as exc:  # a variant that breaks compilation is this what-if's finding
         return Live(Built(workload.name, what_if=failed_variant(variant, exc)), None)
@@ -154,6 +174,7 @@ def _what_if(task: ArmTask, workload: Workload, plan: WhatIfPlan) -> Live:
     number = task.number or calibrate(prepared.call, task.settings, task.device)
     built = Built(workload.name, what_if=prepared.record, number=number, first_call_s=first)
     built = replace(built, stdout_chars=prepared.stdout_chars, notes=tuple(notes))
+    built = replace(built, first_steps=_prints(prepared.first_outputs))
     return Live(built, prepared.call, prepared.backend)
 
 
@@ -177,7 +198,9 @@ def _guards(task: ArmTask, workload: Workload) -> Live:
     if stances is None:
         skipped = replace(base, status="skipped", error="this torch cannot skip guards")
         return Live(Built(workload.name, what_if=skipped), None)
-    run, reference, notes = harness.prepare_mode(workload, task.settings, task.device, "default")
+    run, reference, notes = harness.prepare_mode(
+        workload, task.settings, task.device, "default", training=task.training
+    )
     if run.call is None:
         error = run.result.error or ModeError("Error", "the default mode did not compile")
         failed = replace(base, status="failed", error=f"{error.type}: {error.message}")
@@ -197,7 +220,7 @@ def _guards(task: ArmTask, workload: Workload) -> Live:
     record = replace(base, matches_eager=check.matches if check else None, output=check)
     number = task.number or calibrate(call, task.settings, task.device)
     built = Built(workload.name, what_if=record, number=number, notes=tuple(notes))
-    return Live(built, call, run.backend)
+    return Live(replace(built, first_steps=_prints(run.first_outputs)), call, run.backend)
 
 
 def calibrate(call: Callable[[], Any], settings: Settings, device: str) -> int:

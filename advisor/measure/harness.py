@@ -57,6 +57,9 @@ class ModeRun:
     result: ModeResult
     output: Any = None
     backend: torch_adapter.InductorBackend | None = None
+    # the outputs of its first two calls, kept for a training step (whose arms are compared
+    # by them: `advisor.measure.first_steps`)
+    first_outputs: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -219,21 +222,32 @@ NO_REFERENCE = object()  # eager's output is not reproducible: nothing to compar
 
 
 def prepare_mode(
-    workload: Workload, settings: Settings, device: str, mode: str
+    workload: Workload, settings: Settings, device: str, mode: str, training: bool = False
 ) -> tuple[ModeRun, Any, list[Note]]:
     """One mode alone, warm, for a worker of the replicated protocol: eager's reference first
     (two eager calls, as `measure` takes it), then, for a compiled mode, its compile, first
-    call and warm-up. Returns the run, the reference and the notes."""
+    call and warm-up. Returns the run, the reference and the notes.
+
+    A training step (`training`) skips eager's reference before a compiled mode: each call
+    updates the weights, so eager's output would not reproduce anyway, and the mode's own
+    first calls, from the model as built, are what its arm is compared by (its
+    `first_outputs`)."""
     timer = timer_for(device)
     notes: list[Note] = []
-    eager = _first_call_eager(workload, timer)
-    reference = _reference_output(workload, eager.output, notes)
-    if mode == "eager":
-        for _ in range(settings.warmup):
-            workload()
-        return eager, reference, notes
+    if mode == "eager" or not training:
+        eager = _first_call_eager(workload, timer)
+        reference, again = _reference_and_second(workload, eager.output, notes)
+        if mode == "eager":
+            for _ in range(settings.warmup):
+                workload()
+            kept = (eager.output, again) if training else ()
+            return dataclasses.replace(eager, first_outputs=kept), reference, notes
+    else:
+        reference = NO_REFERENCE
     compile_fn = torch_adapter.compile_mode
-    run = _first_call_compiled(mode, workload, timer, settings, compile_fn, None, reference)
+    run = _first_call_compiled(
+        mode, workload, timer, settings, compile_fn, None, reference, keep_first=training
+    )
     return run, reference, notes
 
 
@@ -259,6 +273,11 @@ def _reference_output(workload: Workload, first: Any, notes: list[Note]) -> Any:
     A workload that updates state on each call (a training step) or draws random numbers
     (dropout in train mode) gives a different output every call, so a mismatch would say
     nothing about the compiled code; its modes get no verdict on matching, and a warning."""
+    return _reference_and_second(workload, first, notes)[0]
+
+
+def _reference_and_second(workload: Workload, first: Any, notes: list[Note]) -> tuple[Any, Any]:
+    """`_reference_output`, and the second call's output."""
     try:
         again = workload()
     except Exception as exc:
@@ -267,9 +286,9 @@ def _reference_output(workload: Workload, first: Any, notes: list[Note]) -> Any:
             f"{first_line(exc)}"
         ) from exc
     if compare_outputs(first, again).matches:
-        return first
+        return first, again
     notes.append(Note("eager_not_reproducible"))
-    return NO_REFERENCE
+    return NO_REFERENCE, again
 
 
 def _first_call_compiled(
@@ -280,6 +299,7 @@ def _first_call_compiled(
     compile_fn: CompileFn,
     observer: Observer | None,
     reference: Any,
+    keep_first: bool = False,
 ) -> ModeRun:
     torch_adapter.reset_dynamo()
     backend = torch_adapter.InductorBackend(mode)
@@ -296,8 +316,11 @@ def _first_call_compiled(
         timer.sync()
         first = timer.now() - start
         # Warm-up inside the observer: recompiles triggered by later calls belong to this mode.
-        for _ in range(settings.warmup):
-            call()
+        second: tuple[Any, ...] = ()
+        for index in range(settings.warmup):
+            warm = call()
+            if keep_first and index == 0:
+                second = (warm,)
     check = compare_outputs(reference, output) if reference is not NO_REFERENCE else None
     result = ModeResult(
         mode,
@@ -308,7 +331,8 @@ def _first_call_compiled(
         graph_count=len(backend.compile_ids),
         output=check,
     )
-    return ModeRun(mode, call, result, output, backend)
+    kept = (output, *second) if keep_first else ()
+    return ModeRun(mode, call, result, output, backend, first_outputs=kept)
 
 
 def compiled_call(

@@ -21,9 +21,17 @@ from dataclasses import dataclass, replace
 from advisor.core import replication
 from advisor.core.artifacts import Capture, Measurements, WorkerEnvironment
 from advisor.core.errors import AdvisorError
-from advisor.core.model import LatencyStats, ModeError, ModeResult, Note, Replication, WhatIf
+from advisor.core.model import (
+    LatencyStats,
+    ModeError,
+    ModeResult,
+    Note,
+    OutputCheck,
+    Replication,
+    WhatIf,
+)
 from advisor.core.stats import latency_stats
-from advisor.measure import environment, metronome
+from advisor.measure import environment, first_steps, metronome
 from advisor.measure.arms import GUARDS_ARM, METRONOME_ARM, Arm, ArmTask, mode_arm, what_if_arm
 from advisor.measure.cpus import pinned
 from advisor.measure.environment import cpu_affinity
@@ -72,9 +80,17 @@ def measure_replicated(options: RunOptions, device: str, progress: Progress) -> 
         base,
         modes=modes,
         what_ifs=what_ifs,
-        notes=(*base.notes, *more),
+        notes=(*_superseded(base.notes, more), *more),
         wall_s=time.perf_counter() - started,
     )
+
+
+def _superseded(notes: tuple[Note, ...], more: tuple[Note, ...]) -> tuple[Note, ...]:
+    """The profile's notes less "eager is not reproducible" where a training step's arms were
+    compared by their first steps instead (its note says how)."""
+    if not any(n.kind.startswith("first_steps") for n in more):
+        return notes
+    return tuple(n for n in notes if n.kind != "eager_not_reproducible")
 
 
 def _eager_must_run(modes: tuple[ModeResult, ...]) -> None:
@@ -121,7 +137,11 @@ def _measure(
 ) -> dict[str, ArmRecord]:
     settings = options.settings
     pj = params_json(options.params)
-    tasks = [ArmTask(a, options.target, pj, device, settings, sites=capture.sites) for a in arms]
+    training = capture.training is not None  # its arms start from the model as built
+    tasks = [
+        ArmTask(a, options.target, pj, device, settings, sites=capture.sites, training=training)
+        for a in arms
+    ]
     if device == metronome.DEVICE:
         # a host-speed reference: on an accelerator the timed work is the device's, whose speed
         # the host's does not track, so reading arms over it would add noise, not remove it
@@ -142,14 +162,33 @@ def _measure(
 def collected(
     records: dict[str, ArmRecord], options: RunOptions
 ) -> tuple[tuple[ModeResult, ...], tuple[WhatIf, ...], tuple[Note, ...]]:
-    """The records of what the arms measured, and the notes of their pathologies."""
+    """The records of what the arms measured, and the notes of their pathologies (and, for a
+    training step, of how its arms' first steps compared with eager's)."""
     baseline = records.get(BASELINE)
     machine = _MachineSpeed.of(metronome_of(records))
     records = {k: r for k, r in records.items() if r.task.arm.kind != "metronome"}
-    modes = tuple(_mode_result(r, machine) for r in records.values() if r.task.arm.kind == "mode")
-    what_ifs = tuple(
-        _what_if(r, baseline, machine) for r in records.values() if r.task.arm.kind != "mode"
+    notes = _pathologies(records)
+    checks: dict[str, OutputCheck] = {}
+    if any(r.task.training for r in records.values()):
+        checks, compared = first_steps.arm_checks({r.label: r.builds for r in records.values()})
+        notes.append(compared)
+    modes = tuple(
+        first_steps.with_mode_check(_mode_result(r, machine), checks.get(r.label))
+        for r in records.values()
+        if r.task.arm.kind == "mode"
     )
+    what_ifs = tuple(
+        first_steps.with_what_if_check(
+            _what_if(r, baseline, machine), checks.get(r.label), checks.get(BASELINE)
+        )
+        for r in records.values()
+        if r.task.arm.kind != "mode"
+    )
+    return modes, what_ifs, tuple(notes)
+
+
+def _pathologies(records: dict[str, ArmRecord]) -> list[Note]:
+    """Blocks dropped (a recompile while timed) and processes that disagreed."""
     notes: list[Note] = []
     for record in records.values():
         if record.dropped:
@@ -167,7 +206,7 @@ def collected(
             }
             detail = other.label if other is not None else ""
             notes.append(Note("processes_disagree", record.label, values=values, detail=detail))
-    return modes, what_ifs, tuple(notes)
+    return notes
 
 
 def _mode_result(record: ArmRecord, machine: _MachineSpeed | None) -> ModeResult:

@@ -74,11 +74,20 @@ def regions_call(regions: list[tuple[str, Any]]) -> Callable[[Workload, Any], Ca
 
 
 def _regions(workload: Workload) -> list[tuple[str, Any]]:
+    """The break-free modules worth compiling, found from one eager call and probes; on a
+    training step what those calls changed is put back, so the arm starts as built."""
     roots = placement.module_roots(workload)
     if not roots:
         return []
-    recorded = placement.record_calls(workload, roots)
-    return placement.clean_regions(roots, recorded, placement.roots_compiled(workload))
+    optimizers = list(placement.optimizers_held(workload).values())
+    kept = (
+        torch_adapter.training_state_kept(list(roots.values()), optimizers)
+        if optimizers
+        else contextlib.nullcontext()
+    )
+    with kept:
+        recorded = placement.record_calls(workload, roots)
+        return placement.clean_regions(roots, recorded, placement.roots_compiled(workload))
 
 
 def split_variant(workload: Workload, targets: list[BreakSite]) -> Variant | None:

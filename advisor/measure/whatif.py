@@ -125,6 +125,7 @@ class _Variant:
     compiled_before: int
     backend: torch_adapter.InductorBackend
     stats: LatencyStats | None = None  # timed before the baseline (where frames are skipped)
+    first_outputs: tuple[Any, ...] = ()
 
 
 def measure_variant(
@@ -186,6 +187,7 @@ class PreparedVariant:
     call: Callable[[], Any]
     backend: torch_adapter.InductorBackend
     stdout_chars: int
+    first_outputs: tuple[Any, ...] = ()  # its first two calls' outputs, when asked for
 
 
 def prepare_variant(
@@ -196,12 +198,15 @@ def prepare_variant(
     settings: Settings,
     device: str,
     baseline_sites: tuple[BreakSite, ...] = (),
+    keep_first: bool = False,
 ) -> PreparedVariant:
     """The variant alone in this process: compiled, warmed, checked; raises what its compile
-    raised (the caller records it)."""
-    run = _run_variant(workload, variant, settings, timer_for(device), False)
+    raised (the caller records it). `keep_first`: keep its first two calls' outputs (a
+    training step's arm is compared by them)."""
+    run = _run_variant(workload, variant, settings, timer_for(device), False, keep_first)
     record = checked_variant(variant.record, run, targets, reference_output, baseline_sites)
-    return PreparedVariant(record, run.call, run.backend, len(run.stdout))
+    stdout_chars = len(run.stdout)
+    return PreparedVariant(record, run.call, run.backend, stdout_chars, run.first_outputs)
 
 
 def checked_variant(
@@ -237,22 +242,33 @@ def _check(reference_output: Any, output: Any) -> OutputCheck | None:
 
 
 def _run_variant(
-    workload: Workload, variant: Variant, settings: Settings, timer: Timer, time_now: bool
+    workload: Workload,
+    variant: Variant,
+    settings: Settings,
+    timer: Timer,
+    time_now: bool,
+    keep_first: bool = False,
 ) -> _Variant:
     torch_adapter.reset_dynamo()
     backend = torch_adapter.InductorBackend("whatif-variant")
     make_call = variant.make_call or _compiled
     call = make_call(workload, backend)
     capture = CaptureSession()
+    first: list[Any] = []
     with variant.compiling(), capture:
         for _ in range(1 + settings.warmup):
-            stdout_of(call)
+            warm, _ = stdout_of(call)
+            if keep_first and len(first) < 2:
+                first.append(warm)
     compiled_before = len(backend.compile_ids)
     output, stdout = stdout_of(call)
+    if keep_first and len(first) < 2:
+        first.append(output)
     result = capture.result()
     run = _Variant(
         call, result if result.frames else None, output, stdout, compiled_before, backend
     )
+    run.first_outputs = tuple(first)
     if time_now:
         run.stats = _timed(interleaved_samples([("variant", call)], settings, timer), "variant")
         torch_adapter.reset_dynamo()

@@ -28,6 +28,20 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         "eager gives a different output on each call (the workload updates state, e.g. a "
         "training step, or draws random numbers): compiled outputs were not compared with eager"
     ),
+    "first_steps_compared": lambda n: (
+        f"a training step: each arm's first {_int(n, 'steps')} steps, from the model as built "
+        "in its own processes, were compared with eager's (the loss before any update, then "
+        "after one); a compiled arm that differs beyond rounding is not counted as a saving"
+    ),
+    "first_steps_unseeded": lambda n: (
+        f"a training step whose first steps differ between eager's {_int(n, 'processes')} "
+        "processes (its model or data is built without a fixed seed): compiled arms were not "
+        "compared with eager; seed the build (torch.manual_seed) to have them checked"
+    ),
+    "first_steps_not_compared": lambda n: (
+        "a training step whose eager arm reported no first steps: compiled arms were not "
+        "compared with eager"
+    ),
     "failed_in_warmup": lambda n: f"{n.subject}: failed during warm-up ({n.detail}); not timed",
     "failed_while_timed": lambda n: (
         f"{n.subject}: failed while being timed ({n.detail}); not timed"

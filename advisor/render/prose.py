@@ -21,6 +21,7 @@ from advisor.core.model import (
     Report,
     WhatIf,
 )
+from advisor.judge.numerics import what_if_accepted
 from advisor.render import actions
 from advisor.render.formatting import Display as Display
 from advisor.render.formatting import fmt_ms as _ms
@@ -191,13 +192,20 @@ def what_if_line(w: WhatIf, training: bool = False) -> str:
     if w.status != "measured":
         failed = "breaks training" if training else "failed"
         return f"{actions.what_if_label(w)}: {failed}: {w.error or 'no detail'}"
+    if training and what_if_accepted(w, None) is False:
+        return (
+            f"{actions.what_if_label(w)}: breaks training: its first steps differ from eager's "
+            f"beyond rounding{_diffs(w)}; {_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, "
+            "not counted as a saving"
+        )
     ci = f"[{_ms(w.saving_ci_ms[0])}, {_ms(w.saving_ci_ms[1])}]" if w.saving_ci_ms else "-"
     match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
+    match = f"first steps match eager: {match}" if training else f"matches eager: {match}"
     if w.kind == "guards" or w.fix == "guards":
         return (
             f"`{w.setting}({w.knob})` (the same compiled code, guards not evaluated): "
             f"{_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving {_ms(w.saving_ms)} ms, "
-            f"95% CI {ci}; matches eager: {match}; {_rests_on(w, 'interleaved')}"
+            f"95% CI {ci}; {match}; {_rests_on(w, 'interleaved')}"
         )
     removed = f"removes {len(w.removed)} of {len(w.targets)} targeted break(s)"
     whole_step = {"setting": "a setting", **dict.fromkeys(TRAINING_PLACEMENTS, "a placement")}
@@ -210,7 +218,7 @@ def what_if_line(w: WhatIf, training: bool = False) -> str:
     timing = "interleaved" if w.interleaved else "one after the other (the original skips frames)"
     return (
         f"{actions.what_if_label(w)}: {_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving "
-        f"{_ms(w.saving_ms)} ms, 95% CI {ci}; {removed}; matches eager: {match}{_diffs(w)}; "
+        f"{_ms(w.saving_ms)} ms, 95% CI {ci}; {removed}; {match}{_diffs(w)}; "
         f"{_rests_on(w, timing)}"
         + ("; the medians' 95% intervals did not reach the target" if w.target_met is False else "")
     )

@@ -40,6 +40,7 @@ from advisor.measure.torch_adapter.compiler import (
     tree_leaves_and_spec,
     use_compiled_call,
 )
+from advisor.measure.torch_adapter.fingerprint import LeafPrint, output_fingerprint
 from advisor.measure.torch_adapter.messages import (
     GB_DOC_URL,
     BreakMessage,
@@ -96,6 +97,7 @@ from advisor.measure.torch_adapter.structured_trace import (
     TraceRecord,
     compilation_metrics_records,
 )
+from advisor.measure.torch_adapter.training_state import training_state_kept
 
 __all__ = [
     "ATEN_PREFIX",
@@ -117,6 +119,7 @@ __all__ = [
     "EnabledFrames",
     "EventKind",
     "InductorBackend",
+    "LeafPrint",
     "ParsedBreak",
     "StructuredTraceListener",
     "TraceRecord",
@@ -153,6 +156,7 @@ __all__ = [
     "keeps_time_compiled",
     "module_call_impl",
     "one_line_guard_reason",
+    "output_fingerprint",
     "parse_break_artifact",
     "parse_break_message",
     "profiler_active",
@@ -167,6 +171,7 @@ __all__ = [
     "synchronize",
     "synchronize_if_initialised",
     "torch_version",
+    "training_state_kept",
     "tree_leaves_and_spec",
     "use_compiled_call",
 ]
