@@ -6,6 +6,7 @@ reads "breaks training". Compiles use the eager backend (placement, not Inductor
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,18 +15,21 @@ from torch import nn
 
 from advisor.core.model import (
     TRAINING_PLACEMENTS,
+    CodeUnit,
     Location,
     Replication,
     Settings,
     TrainingStep,
     WhatIf,
 )
-from advisor.measure import torch_adapter
+from advisor.measure import placement, torch_adapter
 from advisor.measure.harness import eager_reference
 from advisor.measure.stages import what_if_plan
 from advisor.measure.training_variants import (
     MODULE_FORM,
     STEP_FORM,
+    FusedOptimizers,
+    fused_supported,
     planned_kinds,
     training_step,
     training_variant,
@@ -80,7 +84,7 @@ def test_a_training_step_is_found_by_its_optimizer_and_its_form() -> None:
 def test_each_form_gets_its_placements_breaks_or_not() -> None:
     module_form = TrainingStep(("opt",), module_compiled=True)
     step_form = TrainingStep(("opt",), module_compiled=False)
-    assert planned_kinds(module_form) == ("optimizer", "step")
+    assert planned_kinds(module_form) == ("optimizer", "step", "fused")
     assert planned_kinds(step_form) == ("module",)
     # a whole step with breaks: the regional placement already compiles the model alone
     assert planned_kinds(step_form, has_breaks=True) == ()
@@ -88,7 +92,7 @@ def test_each_form_gets_its_placements_breaks_or_not() -> None:
     # the two forms' placements are the kinds every stage knows as training placements
     assert sorted(MODULE_FORM + STEP_FORM) == sorted(TRAINING_PLACEMENTS)
     plans = what_if_plan((), training=module_form)
-    assert [(p.kind, p.targets) for p in plans] == [("optimizer", ()), ("step", ())]
+    assert [(p.kind, p.targets) for p in plans] == [("optimizer", ()), ("step", ()), ("fused", ())]
     assert what_if_plan(()) == []
     # under DDP the ranks compile in lockstep: the DDP knob alone
     assert [p.kind for p in what_if_plan((), ddp=True, training=module_form)] == ["knob"]
@@ -96,7 +100,12 @@ def test_each_form_gets_its_placements_breaks_or_not() -> None:
 
 @pytest.mark.parametrize(
     ("module_compiled", "kind", "subjects"),
-    [(True, "optimizer", ["opt.step"]), (True, "step", []), (False, "module", ["model"])],
+    [
+        (True, "optimizer", ["opt.step"]),
+        (True, "step", []),
+        (True, "fused", ["opt"]),
+        (False, "module", ["model"]),
+    ],
 )
 def test_each_placement_runs_the_full_step(
     module_compiled: bool, kind: str, subjects: list[str]
@@ -151,3 +160,45 @@ def test_a_variant_that_fails_on_a_training_step_breaks_training() -> None:
     line = prose.what_if_line(failed, training=True)
     assert line.endswith(": breaks training: GuardOnDataDependentSymNode: Could not guard on u7")
     assert ": failed: " in prose.what_if_line(failed)
+
+
+def test_the_fused_optimizer_is_tried_where_a_fused_kernel_exists() -> None:
+    workload = train_step(module_compiled=True)
+    (opt,) = placement.optimizers_held(workload).values()
+    assert fused_supported(opt)
+    groups = [dict(g) for g in opt.param_groups]
+    with FusedOptimizers([opt]):
+        assert all(g["fused"] is True and g["foreach"] is False for g in opt.param_groups)
+        workload()  # the fused kernel runs this step
+    assert [dict(g) for g in opt.param_groups] == groups  # put back as built
+    assert not fused_supported(torch.optim.RMSprop(nn.Linear(2, 2).parameters()))  # no `fused`
+    already = torch.optim.Adam(nn.Linear(2, 2).parameters(), fused=True)
+    assert not fused_supported(already)
+    rms = Workload(lambda: None, (), compiled_module=nn.Linear(2, 2))
+    assert _fused_for(rms, torch.optim.RMSprop) is None
+
+
+def _fused_for(workload: Workload, optimizer_class: type) -> Any:
+    opt = optimizer_class(workload.compiled_module.parameters())
+
+    def step() -> None:
+        opt.step()
+
+    return training_variant("fused", replace(workload, fn=step), [])
+
+
+def test_a_fused_optimizer_title_names_the_optimizer_and_the_argument() -> None:
+    placed = what_if(
+        knob="placement:fused", setting="fused", fix="placement", kind="fused", targets=(),
+        removed=(), variant_ms=0.06, saving_ms=0.04, saving_ci_ms=(0.035, 0.045),
+        subjects=(CodeUnit("opt", "AdamW"),),
+        replication=Replication(processes=4, rounds=5, first_call_s=(2.0,) * 4),
+    )  # fmt: skip
+    default = dataclasses.replace(mode("default", 0.1), first_call_s=2.0)
+    advice = run_advise(what_ifs=[placed], default=default)
+    first = advice.actions[0]
+    assert first.kind == "fused"
+    report = dataclasses.replace(full_report(), actions=advice.actions, ledger=advice.ledger)
+    title = action_title(first, report, displayer(report))
+    assert title.startswith("Build `opt` with `fused=True`")
+    assert "pays for itself" not in title  # it adds no compile

@@ -308,7 +308,7 @@ class TrainingStep:
 
 # The placements of torch.compile in a training step that aim at no break, planned from its
 # `TrainingStep` (`advisor.measure.training_variants`), breaks or not.
-TRAINING_PLACEMENTS = ("optimizer", "step", "module")
+TRAINING_PLACEMENTS = ("optimizer", "step", "module", "fused")
 
 WHAT_IF_KINDS = (
     "knob",  # a Dynamo config knob

@@ -223,6 +223,10 @@ NOT_APPLICABLE = {
     "optimizer": "no optimizer in the step, or the model is not compiled in place",
     "step": "no optimizer in the step, or the model is not compiled in place",
     "module": "no optimizer or no module in the step, or the step is not compiled whole",
+    "fused": (
+        "no optimizer with a fused kernel for these parameters (or already fused), or the "
+        "model is not compiled in place"
+    ),
 }
 
 

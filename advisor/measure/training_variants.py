@@ -8,6 +8,8 @@ pays where the forward has nothing to fix. These variants are planned for every 
 - the model compiled in place (`Workload(compiled_module=model)`, the step eager around it):
   "optimizer" compiles each optimizer's `step` too (`opt.step = torch.compile(opt.step)`);
   "step" compiles the whole step function instead (forward, backward and optimizer at once);
+  "fused" builds each optimizer with `fused=True` where its class and the parameters' device
+  and dtype have a fused kernel (one kernel for the update, no compile);
 - the whole step compiled: "module" compiles only the model in place, the step (backward and
   optimizer) eager: the reverse, for a step whose compile does not pay beyond the model's
   (where the step has breaks, the regional placement measures that already).
@@ -20,6 +22,7 @@ compiles but fails in the backward or the optimizer fails as a what-if, with its
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -32,7 +35,7 @@ from advisor.measure.workload import Workload
 
 # The placements planned for each form of a training step (`TrainingStep.module_compiled`),
 # together `TRAINING_PLACEMENTS`.
-MODULE_FORM = ("optimizer", "step")
+MODULE_FORM = ("optimizer", "step", "fused")
 STEP_FORM = ("module",)
 
 
@@ -70,6 +73,8 @@ def training_variant(kind: str, workload: Workload, targets: list[BreakSite]) ->
         return _optimizer_variant(optimizers, targets)
     if kind == "step" and module_form:
         return _step_variant(targets)
+    if kind == "fused" and module_form:
+        return _fused_variant(optimizers, targets)
     if kind == "module" and not module_form:
         return _module_variant(workload, targets)
     return None
@@ -112,3 +117,65 @@ def _module_variant(workload: Workload, targets: list[BreakSite]) -> Variant | N
         variant_record("module", tuple(targets)), subjects=placement.region_units(modules)
     )
     return Variant(record, regions_call(modules))
+
+
+def _fused_variant(optimizers: dict[str, Any], targets: list[BreakSite]) -> Variant | None:
+    """Each optimizer that can be, built with `fused=True` (its param groups switched while the
+    variant runs), the model compiled as in the default mode; None where none can."""
+    fusable = {name: opt for name, opt in optimizers.items() if fused_supported(opt)}
+    if not fusable:
+        return None
+    units = tuple(CodeUnit(name, type(opt).__qualname__) for name, opt in fusable.items())
+    record = replace(variant_record("fused", tuple(targets)), subjects=units)
+
+    def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
+        compiled = harness.compiled_call(workload, backend, False)
+        fused = FusedOptimizers(list(fusable.values()))
+
+        def call() -> Any:
+            with fused:
+                return compiled()
+
+        return call
+
+    return Variant(record, make_call)
+
+
+def fused_supported(optimizer: Any) -> bool:
+    """Whether `optimizer`'s class takes `fused=True` for its parameters (their device and
+    dtype), and it is not fused already. Asked by building a spare one of the same class with
+    the same settings: the constructor checks what the step's kernel supports."""
+    parameters = inspect.signature(type(optimizer)).parameters
+    if "fused" not in parameters or any(g.get("fused") for g in optimizer.param_groups):
+        return False
+    settings = {k: v for k, v in optimizer.defaults.items() if k in parameters}
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    try:
+        type(optimizer)(params, **{**settings, "fused": True, "foreach": None})
+    except Exception:  # this device or dtype has no fused kernel for this optimizer
+        return False
+    return True
+
+
+class FusedOptimizers:
+    """While entered, the optimizers' param groups take the fused update (`fused=True`,
+    `foreach` off, as the constructor would set them); on exit, what they had."""
+
+    def __init__(self, optimizers: list[Any]) -> None:
+        self.optimizers = optimizers
+        self.saved: list[list[tuple[Any, Any]]] = []
+
+    def __enter__(self) -> FusedOptimizers:
+        self.saved = [
+            [(g.get("fused"), g.get("foreach")) for g in opt.param_groups]
+            for opt in self.optimizers
+        ]
+        for opt in self.optimizers:
+            for group in opt.param_groups:
+                group["fused"], group["foreach"] = True, False
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for opt, groups in zip(self.optimizers, self.saved, strict=True):
+            for group, (fused, foreach) in zip(opt.param_groups, groups, strict=True):
+                group["fused"], group["foreach"] = fused, foreach

@@ -158,6 +158,16 @@ def _module_only(action: Action, ctx: ActionContext, display: Display) -> str | 
     return _with_break_even(head, action)
 
 
+def _fused(action: Action, ctx: ActionContext, display: Display) -> str | Title:
+    optimizers = ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer"
+    head = (
+        f"Build {optimizers} with `fused=True` (one fused kernel for the update, nothing more "
+        f"to compile), the model compiled as now{_steps(action, ctx)} (measured, full training "
+        "step)"
+    )
+    return _with_break_even(head, action)
+
+
 def _with_break_even(head: str, action: Action) -> str | Title:
     """The title with when its extra compile pays for itself, where it adds one."""
     if action.break_even_calls is None:
@@ -266,6 +276,7 @@ _TITLES: dict[str, Callable[[Action, ActionContext, Display], str | Title]] = {
     "optimizer": _optimizer,
     "step": _whole_step,
     "module": _module_only,
+    "fused": _fused,
     "disable": _disable,
     "eager": _eager,
     "keep": _keep,
@@ -357,6 +368,7 @@ TRAINING_LABELS = {
     "optimizer": "placement: the optimizer step compiled too (`torch.compile(opt.step)`)",
     "step": "placement: the whole training step compiled instead of the model alone",
     "module": "placement: only the model compiled in place, backward and optimizer eager",
+    "fused": "the optimizer built with `fused=True`, the model compiled as now",
 }
 
 
