@@ -13,6 +13,7 @@ One adapter, read as `torch_adapter.X` (the modules are split by concern; every 
 here): `compiler` (compiling, backends, recompile metrics, config), `messages` (Dynamo's text
 formats), `profiler` (profiler events, synchronisation, memory), `structured_trace` (the
 in-process trace listener).
+`studies` holds what only the studies in benchmarks/ need (Dynamo's graph_breaks logs).
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ from advisor.measure.torch_adapter.structured_trace import (
     TraceRecord,
     compilation_metrics_records,
 )
+from advisor.measure.torch_adapter.studies import quiet_graph_break_logs
 
 __all__ = [
     "ATEN_PREFIX",
@@ -157,6 +159,7 @@ __all__ = [
     "parse_break_message",
     "profiler_active",
     "profiler_activities",
+    "quiet_graph_break_logs",
     "recompile_cause",
     "recompile_reasons",
     "region_compile_id",
