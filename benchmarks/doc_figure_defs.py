@@ -8,97 +8,18 @@ a sweep or an example run committed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import statistics
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-Make = Callable[[Any], str]
-
-
-@lru_cache(maxsize=64)
-def _parsed(path: str, _mtime_ns: int, _size: int) -> Any:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def load(path: Path) -> Any:
-    """The parsed JSON (read again when the file changed)."""
-    st = path.stat()
-    return _parsed(str(path), st.st_mtime_ns, st.st_size)
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One inline figure: `make` applied to the JSON at `source` (relative to the root)."""
-
-    source: str
-    make: Make
-
-    def text(self, root: Path) -> str:
-        path = root / self.source
-        if not path.exists():
-            return f"<missing {self.source}>"
-        return self.make(load(path))
-
-
-@dataclass(frozen=True)
-class Block:
-    """A quoted block of real output, made from the file at `source`."""
-
-    source: str
-    make: Callable[[Path], str]
-
-    def text(self, root: Path) -> str:
-        path = root / self.source
-        if not path.exists():
-            return f"<missing {self.source}>\n"
-        return self.make(path)
-
-
-_STEP = re.compile(r"^(?P<key>[^\[\]]+)(?:\[(?P<field>[^=\]]+)=(?P<value>[^\]]*)\])?$")
-
-
-def resolve(data: Any, path: str) -> Any:
-    """`a.b.0.c` into dicts and lists; `list[key=value]` picks the one record whose `key` is
-    `value` (as text)."""
-    for step in path.split("."):
-        m = _STEP.match(step)
-        if m is None:
-            raise ValueError(f"bad JSON path step {step!r} in {path!r}")
-        key = m["key"]
-        data = data[int(key)] if isinstance(data, list) else data[key]
-        if m["field"] is not None:
-            hits = [r for r in data if str(r.get(m["field"])) == m["value"]]
-            if len(hits) != 1:
-                raise ValueError(f"{path!r}: {len(hits)} records with {m['field']}={m['value']}")
-            data = hits[0]
-    return data
-
-
-def at(path: str, fmt: str = "{}") -> Make:
-    """The value at `path`, formatted."""
-    return lambda data: fmt.format(resolve(data, path))
-
-
-def span(values: Iterable[float], fmt: str, unit: str = "") -> str:
-    """`low-high` (one number when they round alike)."""
-    vals = sorted(values)
-    low, high = fmt.format(vals[0]), fmt.format(vals[-1])
-    return f"{low}{unit}" if low == high else f"{low}-{high}{unit}"
-
-
-def of(part: int, whole: int) -> str:
-    return f"{part} of {whole}"
-
+from benchmarks import doc_figure_replication, doc_figure_reruns
+from benchmarks.doc_figure_base import Block, Figure, Make, at, of, resolve, span
 
 # --- infer_loop: the committed example report the README walks through ---------------------
 
@@ -369,22 +290,8 @@ for _key, _folder in ZOOS.items():
     FIGURES.update(_zoo_figures(_key, _folder))
 
 
-def _replication_figures() -> dict[str, Figure]:
-    from benchmarks.doc_figure_replication import figures  # it imports this module
-
-    return figures()
-
-
-FIGURES.update(_replication_figures())
-
-
-def _reruns_figures() -> dict[str, Figure]:
-    from benchmarks.doc_figure_reruns import figures  # it imports this module
-
-    return figures()
-
-
-FIGURES.update(_reruns_figures())
+FIGURES.update(doc_figure_replication.figures())
+FIGURES.update(doc_figure_reruns.figures())
 
 BLOCKS: dict[str, Block] = {
     "infer_loop.console": Block(EXAMPLE, lambda p: console_excerpt(p, SCRIPT_EXCERPT)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.doc_figure_defs import Figure, resolve, span
+from benchmarks.doc_figure_base import Figure, resolve, span
 
 FOLDER = "reports/benchmarks/replication"
 RUNS = {str(n): f"{FOLDER}/print_logging-{n}.json" for n in (1, 2, 3)}

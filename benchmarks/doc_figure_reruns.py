@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.doc_figure_defs import Figure, of, span
+from benchmarks.doc_figure_base import Figure, of, span
 
 COMPARE = "reports/benchmarks/compare_replicated/threads{}.json"
 RERUNS = "reports/benchmarks/reruns/reruns.json"

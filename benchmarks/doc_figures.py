@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.doc_figure_defs import BLOCKS, FIGURES, Block, Figure
+from benchmarks.doc_figure_base import Block, Figure
+from benchmarks.doc_figure_defs import BLOCKS, FIGURES
 
 ROOT = Path(__file__).resolve().parent.parent
 

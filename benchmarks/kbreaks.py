@@ -30,6 +30,8 @@ def make_function(k: int) -> Callable[[torch.Tensor], torch.Tensor]:
     ops = ("x = x.sin()", "x = x * 1.01", "x = x + 0.5", "x = x.cos()")
     for i in range(N_OPS):
         if i in positions:
+            # text of the generated program, not a call made here: torch 2.11-2.13 have no
+            # public spelling of an explicit break (torch.compiler has none)
             lines.append("    torch._dynamo.graph_break()")
         lines.append("    " + ops[i % len(ops)])
     lines.append("    return x")

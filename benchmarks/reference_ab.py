@@ -4,9 +4,11 @@
         --variant fixed=scenarios.print_logging:fixed [--rounds 5] [--threads 1] \\
         [--mode default] [--seconds 1.0] [--out FILE.json]
 
-advisor's own numbers are checked against this script, so it shares no code with
-`advisor/measure/` or advisor's statistics: it imports nothing from `advisor` (a factory's
-`Workload` is read by its fields, `fn`, `args`, `kwargs` and `compiled_module`).
+advisor's own numbers are checked against this script, so it shares no code with advisor's
+measuring or statistics: it imports nothing from `advisor` (a factory's `Workload` is read by
+its fields, `fn`, `args`, `kwargs` and `compiled_module`) but, for a variant with compiler
+settings, the torch adapter that sets them (`advisor.measure.torch_adapter`, the project's one
+place for torch's private config).
 
 A TARGET is `module:factory` or `path/to/file.py:factory`; the factory is called with the device
 name and returns a Workload or a `(fn, args[, kwargs])` tuple. `NAME=TARGET@MODE` sets one
@@ -170,18 +172,20 @@ def time_variant(call: Callable[[], Any], seconds: float) -> tuple[int, list[flo
 
 
 def apply_config(config: Sequence[tuple[str, Any]]) -> None:
-    """Compiler settings for this process (it compiles one variant and exits)."""
+    """Compiler settings for this process (it compiles one variant and exits), set through the
+    torch adapter: the settings are a compile-config state that it restores to."""
     if not config:
         return
-    import torch._dynamo.config as dynamo_config
-    import torch._inductor.config as inductor_config
+    from advisor.measure import torch_adapter as ta
 
+    known = ta.compile_config_state()
+    wanted: dict[str, dict[str, Any]] = {"dynamo": {}, "inductor": {}}
     for key, value in config:
-        owner, name = (inductor_config, key[9:]) if key.startswith("inductor.") else (
-            dynamo_config, key)  # fmt: skip
-        if not hasattr(owner, name):
+        owner, name = ("inductor", key[9:]) if key.startswith("inductor.") else ("dynamo", key)
+        if name not in known[owner]:
             raise ValueError(f"unknown compiler setting {key!r}")
-        setattr(owner, name, value)
+        wanted[owner][name] = value
+    ta.restore_compile_config(wanted)
 
 
 def child_main(

@@ -13,7 +13,8 @@ import statistics
 import sys
 import sysconfig
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,17 @@ def median_ms(call: Callable[[], Any], calls: int = EAGER_CALLS) -> float:
         call()
         samples.append((time.perf_counter() - start) * 1e3)
     return statistics.median(samples)
+
+
+@contextmanager
+def knobs_set(settings: Mapping[str, bool]) -> Iterator[None]:
+    """One KNOBS label's Dynamo settings, set while inside (through the torch adapter)."""
+    from advisor.measure import torch_adapter as ta
+
+    with ExitStack() as stack:
+        for name, value in settings.items():
+            stack.enter_context(ta.dynamo_config_patch(name, value))
+        yield
 
 
 def short_path(file: str) -> str:

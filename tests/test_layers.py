@@ -36,17 +36,20 @@ def module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def modules(root: Path = ROOT) -> dict[str, Path]:
-    return {module_name(p, root): p for p in (root / "advisor").rglob("*.py")}
+def modules(root: Path = ROOT, package: str = "advisor") -> dict[str, Path]:
+    return {module_name(p, root): p for p in (root / package).rglob("*.py")}
 
 
 def imports(path: Path, known: dict[str, Path], root: Path = ROOT) -> set[str]:
-    """Every module and package `path` imports, anywhere in the file (functions included)."""
+    """Every module and package `path` imports, anywhere in the file (functions included), and
+    every module it names to `importlib.import_module` as a literal."""
     out: set[str] = set()
     own = module_name(path, root)
     package = own if path.name == "__init__.py" else own.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if _imported_by_name(node):
+            out.add(node.args[0].value)  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -60,8 +63,20 @@ def imports(path: Path, known: dict[str, Path], root: Path = ROOT) -> set[str]:
     return out
 
 
-def graph(root: Path = ROOT) -> dict[str, set[str]]:
-    known = modules(root)
+def _imported_by_name(node: ast.AST) -> bool:
+    """`importlib.import_module("a.b")` (or `import_module("a.b")`) with a literal name."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = node.args[0]
+    return (
+        name == "import_module" and isinstance(first, ast.Constant) and isinstance(first.value, str)
+    )
+
+
+def graph(root: Path = ROOT, package: str = "advisor") -> dict[str, set[str]]:
+    known = modules(root, package)
     return {
         name: {m for m in imports(path, known, root) if m in known and m != name}
         for name, path in known.items()
@@ -100,10 +115,10 @@ def arrows_up(root: Path = ROOT) -> list[str]:
     return wrong
 
 
-def cycles(root: Path = ROOT) -> list[list[str]]:
+def cycles(root: Path = ROOT, package: str = "advisor") -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), except a package's
     __init__ and the module it re-exports."""
-    edges = graph(root)
+    edges = graph(root, package)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -150,6 +165,10 @@ def test_no_import_cycles() -> None:
     assert cycles() == []
 
 
+def test_no_import_cycles_in_the_benchmarks() -> None:
+    assert cycles(package="benchmarks") == []
+
+
 def test_the_rules_find_torch_an_arrow_up_and_a_cycle(tmp_path: Path) -> None:
     """The same checks on a small package made wrong on purpose (so they can fail)."""
     files = {
@@ -168,6 +187,26 @@ def test_the_rules_find_torch_an_arrow_up_and_a_cycle(tmp_path: Path) -> None:
         "advisor.measure.harness -> advisor.judge.rules",
     ]
     assert cycles(tmp_path) == [["advisor.judge.rules", "advisor.measure.harness"]]
+
+
+def test_the_cycle_check_finds_a_circle_in_the_benchmarks(tmp_path: Path) -> None:
+    """A circle closed by a module imported by name (as benchmarks/libzoo/models.py once loaded
+    user_code.py, which imported models.py back), and a clean pair beside it."""
+    files = {
+        "benchmarks/__init__.py": "",
+        "benchmarks/zoo/__init__.py": "",
+        "benchmarks/zoo/models.py": (
+            "import importlib\n\n"
+            "def user():\n    return importlib.import_module('benchmarks.zoo.user_code')\n"
+        ),
+        "benchmarks/zoo/user_code.py": "from benchmarks.zoo.models import user\n",
+        "benchmarks/zoo/common.py": "",
+        "benchmarks/zoo/survey.py": "from benchmarks.zoo import common\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cycles(tmp_path, "benchmarks") == [["benchmarks.zoo.models", "benchmarks.zoo.user_code"]]
 
 
 def _saved_run(folder: Path) -> Path:

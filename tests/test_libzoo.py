@@ -11,7 +11,7 @@ import torch
 
 from benchmarks.libzoo.breaks import BreakRecorder, outputs_equal, parse_break
 from benchmarks.libzoo.models import HELD_OUT_MODELS, MODELS, TUNING_MODELS, build
-from benchmarks.libzoo.survey import split_models
+from benchmarks.libzoo.split import split_models
 
 LIBZOO = Path(__file__).resolve().parent.parent / "benchmarks" / "libzoo"
 CALLERS = frozenset({str(Path(__file__).resolve())})

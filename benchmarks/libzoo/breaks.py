@@ -1,8 +1,10 @@
 """Collect Dynamo's graph breaks from its structured trace, independent of the advisor's capture.
 
-Dynamo writes one `dynamo_graph_break_reason` artifact to the `torch.__trace` logger for every
-graph break it takes (and for every frame it skips after one). A handler on that logger reads
-them while a compiled function runs:
+Dynamo writes one `dynamo_graph_break_reason` artifact to its structured trace for every graph
+break it takes (and for every frame it skips after one, while its `graph_breaks` logs are on).
+The torch adapter's listener (`StructuredTraceListener`, with `quiet_graph_break_logs`) keeps
+them while a compiled function runs, and this module parses them with its own parser (not the
+advisor's: the survey is a check on the advisor's capture):
 
     with BreakRecorder() as recorder:
         torch.compile(fn, backend="eager")(*args)
@@ -20,17 +22,17 @@ Two payload shapes occur (torch 2.13):
 from __future__ import annotations
 
 import linecache
-import logging
 import os
 import re
 import sysconfig
 from collections.abc import Collection, Iterator
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from advisor.measure import torch_adapter as ta
 from benchmarks.survey_common import SITE_PACKAGES, short_path
 
-_TRACE_LOGGER = "torch.__trace"
 _USER_CODE_AT = re.compile(r"Graph break in user code at (.+):(\d+)")
 # What Dynamo's messages say when it gives up on a frame (the whole function, a loop's frame,
 # or the rest of the function after the last graph it could compile) and runs it eagerly.
@@ -40,7 +42,6 @@ _SKIP_MARKERS = (
     "graph breaks in loops are not supported",  # a break inside a loop skips the loop's frame
     "then skipping the rest of the function",  # no checkpoint to resume from
 )
-_GRAPH_BREAK_ARTIFACT = ".__graph_breaks"  # Dynamo's `graph_breaks` artifact loggers
 _DYNAMO = "torch/_dynamo/"  # Dynamo's own wrapper frames (short paths)
 _GB_CODE = re.compile(r"/gb/gb(\d+)\.html")
 _FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.MULTILINE)
@@ -166,46 +167,50 @@ def _gb_type(text: str) -> str | None:
     return None
 
 
-class BreakRecorder(logging.Handler):
-    """A `torch.__trace` handler that keeps the graph-break payloads and counts output graphs
-    while it is installed (use as a context manager)."""
+class BreakRecorder:
+    """Dynamo's structured trace, listened to while inside (a context manager): the graph-break
+    payloads, the frames they were reported in and the output graphs. The listener and the
+    `graph_breaks` logs it needs are the advisor's torch adapter's; the payloads are read here,
+    by this module's own parser."""
 
     def __init__(self) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.payloads: list[str] = []
-        self._payload_frames: list[tuple[Any, Any]] = []  # (frame_id, frame_compile_id)
-        self._frame_names: dict[tuple[Any, Any], str] = {}
-        self.graphs = 0
-        self._logger = logging.getLogger(_TRACE_LOGGER)
-        self._saved: tuple[int, bool] | None = None
-        self._artifact_loggers: list[tuple[logging.Logger, int, bool]] = []
-        self._null = logging.NullHandler()
+        self._listener = ta.StructuredTraceListener()
+        self._inside = ExitStack()
 
-    def emit(self, record: logging.LogRecord) -> None:
-        metadata = getattr(record, "metadata", None)
-        if not isinstance(metadata, dict):
-            return
-        frame = (metadata.get("frame_id"), metadata.get("frame_compile_id"))
-        if "dynamo_output_graph" in metadata:
-            self.graphs += 1
-        metrics = metadata.get("compilation_metrics")
-        if isinstance(metrics, dict) and metrics.get("co_filename"):
-            file = short_path(str(metrics["co_filename"]))
-            self._frame_names[frame] = (
-                f"{file}:{metrics.get('co_firstlineno')} ({metrics.get('co_name')})"
-            )
-        artifact = metadata.get("artifact")
-        if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
-            payload = getattr(record, "payload", None)
-            if isinstance(payload, str):
-                self.payloads.append(payload)
-                self._payload_frames.append(frame)
+    @property
+    def graphs(self) -> int:
+        """Output graphs so far (one per graph Dynamo hands to the backend)."""
+        return sum(r.event == "dynamo_output_graph" for r in self._listener.records)
+
+    @property
+    def payloads(self) -> list[str]:
+        return [payload for payload, _ in self._payloads()]
+
+    def _payloads(self) -> list[tuple[str, str | None]]:
+        """(payload, compile id) of every `dynamo_graph_break_reason` artifact, in order."""
+        return [
+            (r.payload, r.compile_id)
+            for r in self._listener.records
+            if r.event == "dynamo_graph_break_reason" and r.payload is not None
+        ]
+
+    def _frame_names(self) -> dict[str | None, str]:
+        """compile id -> "file:first line (name)" of the frame it compiled."""
+        names: dict[str | None, str] = {}
+        for r in self._listener.records:
+            if r.event == "compilation_metrics" and r.data.get("co_filename"):
+                file = short_path(str(r.data["co_filename"]))
+                names[r.compile_id] = (
+                    f"{file}:{r.data.get('co_firstlineno')} ({r.data.get('co_name')})"
+                )
+        return names
 
     @property
     def breaks(self) -> list[GraphBreak]:
         """Distinct break sites in the order first seen; repeats counted."""
         sites: dict[tuple[Any, ...], GraphBreak] = {}
-        for payload, frame in zip(self.payloads, self._payload_frames, strict=True):
+        names = self._frame_names()
+        for payload, compile_id in self._payloads():
             brk = parse_break(payload)
             if brk is None:
                 continue
@@ -214,40 +219,18 @@ class BreakRecorder(logging.Handler):
                 site = sites[brk.key()] = brk
             else:
                 site.count += 1
-            name = self._frame_names.get(frame)
+            name = names.get(compile_id)
             if name is not None and name not in site.frames and not name.startswith(_DYNAMO):
                 site.frames.append(name)
         return list(sites.values())
 
     def __enter__(self) -> BreakRecorder:
-        import torch._dynamo  # noqa: F401  (registers the graph_breaks artifact loggers)
-
-        self._saved = (self._logger.level, self._logger.propagate)
-        self._logger.setLevel(logging.DEBUG)
-        self._logger.propagate = False  # the trace is for this handler, not the console
-        self._logger.addHandler(self)
-        # Dynamo writes the trace artifact of a frame it skips after a failed resume only
-        # while its `graph_breaks` log is on: turn those loggers on, printing nothing.
-        self._artifact_loggers = []
-        for name in list(logging.root.manager.loggerDict):
-            if name.startswith("torch.") and name.endswith(_GRAPH_BREAK_ARTIFACT):
-                logger = logging.getLogger(name)
-                self._artifact_loggers.append((logger, logger.level, logger.propagate))
-                logger.setLevel(logging.DEBUG)
-                logger.propagate = False
-                logger.addHandler(self._null)
+        self._inside.enter_context(ta.quiet_graph_break_logs())
+        self._inside.enter_context(self._listener)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._logger.removeHandler(self)
-        if self._saved is not None:
-            self._logger.setLevel(self._saved[0])
-            self._logger.propagate = self._saved[1]
-        for logger, level, propagate in self._artifact_loggers:
-            logger.removeHandler(self._null)
-            logger.setLevel(level)
-            logger.propagate = propagate
-        self._artifact_loggers = []
+        self._inside.close()
 
 
 def iter_tensors(value: Any) -> Iterator[Any]:

@@ -6,8 +6,7 @@ its graph is the user's.
 
 Every user line these workloads run is in this file (outside site-packages), so a report can
 tell the user's frames from the library's. `models.py` registers each builder here under the
-same name; its docstring gives the seeding and eval-mode conventions they follow.
-"""
+same name; its docstring gives the seeding and eval-mode conventions they follow."""
 
 from __future__ import annotations
 
@@ -18,7 +17,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from advisor import Workload
-from benchmarks.libzoo.models import Built, frozen, inputs, spline_flow
+from benchmarks.libzoo.common import Built, frozen, inputs
+from benchmarks.libzoo.models_probabilistic import spline_flow
 
 
 def user_layer_loop(device: str) -> Built:

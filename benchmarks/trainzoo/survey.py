@@ -7,11 +7,12 @@ Per model, in its own subprocess (a crash or a hang stops only that model), for 
 - three steps compiled with backend="eager" (Dynamo's graphs and breaks do not depend on the
   backend): the graphs compiled, frames compiled and skipped (`fail_type`), recompiles, and
   each break with its registry code(s), where it is (file:line) and whose code that is (the
-  library's, torch's, or this repository's), read from the structured trace (logger
-  `torch.__trace`) as tests/test_scenarios.py does; and whether the three losses are finite.
+  library's, torch's, or this repository's), read from Dynamo's structured trace (the torch
+  adapter's listener); and whether the three losses are finite.
 
     .venv/bin/python -m benchmarks.trainzoo.survey              # every model, a few minutes
     .venv/bin/python -m benchmarks.trainzoo.survey gcn xlm      # some: updates their rows
+    .venv/bin/python -m benchmarks.trainzoo.survey --render     # the table from the JSON
 
 Results: benchmarks/trainzoo/survey.json and the table in benchmarks/trainzoo/SURVEY.md (between
 its table markers; the notes around it are written by hand).
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import re
 import statistics
 import subprocess
@@ -52,45 +52,43 @@ def whose(path: str) -> tuple[str, str]:
         return "user", path
 
 
-class _TraceHandler(logging.Handler):
-    """Collects Dynamo's graph break reasons and per-frame compilation metrics."""
+def _break_entry(payload: str) -> dict[str, Any]:
+    """One `dynamo_graph_break_reason` payload: its code(s), gb_type, where and whose code."""
+    at = _AT.search(payload)
+    codes = list(dict.fromkeys(f"GB{n}" for n in _LINK.findall(payload)))
+    reason = payload.split("Graph Break Reason:", 1)[-1].strip().split("\n\n", 1)
+    gb_type = reason[1].strip().splitlines()[0] if len(reason) > 1 else reason[0][:80]
+    owner, short = whose(at.group(1)) if at else ("?", "?")
+    line = int(at.group(2)) if at else 0
+    return {"codes": codes, "gb_type": gb_type, "owner": owner, "where": f"{short}:{line}"}
 
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.breaks: list[dict[str, Any]] = []
-        self.frames: list[dict[str, Any]] = []
 
-    def emit(self, record: logging.LogRecord) -> None:
-        md: dict[str, Any] = getattr(record, "metadata", None) or {}
-        artifact = md.get("artifact")
-        if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
-            payload = str(getattr(record, "payload", ""))
-            at = _AT.search(payload)
-            codes = list(dict.fromkeys(f"GB{n}" for n in _LINK.findall(payload)))
-            reason = payload.split("Graph Break Reason:", 1)[-1].strip().split("\n\n", 1)
-            gb_type = reason[1].strip().splitlines()[0] if len(reason) > 1 else reason[0][:80]
-            owner, short = whose(at.group(1)) if at else ("?", "?")
-            line = int(at.group(2)) if at else 0
-            self.breaks.append({"codes": codes, "gb_type": gb_type, "owner": owner,
-                                "where": f"{short}:{line}"})  # fmt: skip
-        metrics = md.get("compilation_metrics")
-        if isinstance(metrics, dict):
-            self.frames.append(
+def _trace_summary(records: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(breaks, frames) from Dynamo's structured-trace records (the torch adapter's listener):
+    every graph break reason, and every frame's compilation metrics."""
+    breaks, frames = [], []
+    for r in records:
+        if r.event == "dynamo_graph_break_reason":
+            breaks.append(_break_entry(r.payload or ""))
+        elif r.event == "compilation_metrics":
+            frames.append(
                 {
-                    "frame": f"{md.get('frame_id')}/{md.get('frame_compile_id')}",
-                    "co_name": metrics.get("co_name"),
-                    "fail_type": metrics.get("fail_type"),
-                    "recompile_reason": metrics.get("recompile_reason"),
+                    "frame": str(r.compile_id),
+                    "co_name": r.data.get("co_name"),
+                    "fail_type": r.data.get("fail_type"),
+                    "recompile_reason": r.data.get("recompile_reason"),
                 }
             )
+    return breaks, frames
 
 
 def survey_form(model: str, form: str) -> dict[str, Any]:
     import torch
 
+    from advisor.measure import torch_adapter as ta
     from benchmarks.trainzoo.models import build
 
-    torch._dynamo.reset()
+    ta.reset_dynamo()
     w = build("cpu", model, form)
     graphs: list[int] = []
 
@@ -98,35 +96,32 @@ def survey_form(model: str, form: str) -> dict[str, Any]:
         graphs.append(sum(1 for n in gm.graph.nodes if n.op.startswith("call_")))
         return gm.forward
 
-    handler = _TraceHandler()
-    trace_log = logging.getLogger("torch.__trace")
-    trace_log.setLevel(logging.DEBUG)
-    trace_log.addHandler(handler)
     error = None
     losses: list[float] = []
     try:
-        if w.compiled_module is not None:
-            w.compiled_module.compile(backend=counting_eager)
-            call: Callable[[], Any] = w
-        else:
-            compiled = torch.compile(w.fn, backend=counting_eager)
+        with ta.StructuredTraceListener() as listener:
+            if w.compiled_module is not None:
+                w.compiled_module.compile(backend=counting_eager)
+                call: Callable[[], Any] = w
+            else:
+                compiled = torch.compile(w.fn, backend=counting_eager)
 
-            def call() -> Any:
-                return compiled(*w.args, **w.kwargs)
+                def call() -> Any:
+                    return compiled(*w.args, **w.kwargs)
 
-        losses = [float(call()) for _ in range(STEPS)]
+            losses = [float(call()) for _ in range(STEPS)]
     except Exception as exc:  # a compile that raises is a finding, not a crash of the survey
         error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:160]}"
     finally:
-        trace_log.removeHandler(handler)
-        torch._dynamo.reset()
+        ta.reset_dynamo()
+    breaks, frames = _trace_summary(listener.records)
     return {
         "graphs": len(graphs),
         "graph_ops": graphs,
-        "frames": handler.frames,
-        "skipped_frames": sum(1 for f in handler.frames if f["fail_type"]),
-        "recompiles": sum(1 for f in handler.frames if not f["frame"].endswith("/0")),
-        "breaks": handler.breaks,
+        "frames": frames,
+        "skipped_frames": sum(1 for f in frames if f["fail_type"]),
+        "recompiles": sum(1 for f in frames if not f["frame"].endswith("/0")),
+        "breaks": breaks,
         "losses_finite": bool(losses) and all(x == x and abs(x) != float("inf") for x in losses),
         "error": error,
     }
@@ -194,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("models", nargs="*", help="models to survey (default: all)")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # the child: one model, JSON out
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--render", action="store_true", help="only rewrite the table from JSON")
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(survey_model(args.one)))
@@ -203,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
 
     json_path = args.out / "survey.json"
     old = json.loads(json_path.read_text()) if json_path.is_file() else []
+    if args.render:
+        write_markdown(args.out / "SURVEY.md", old)
+        return 0
     by_model = {r["model"]: r for r in old}
     for model in args.models or list(MODELS):
         print(f"surveying {model} ...", file=sys.stderr, flush=True)
@@ -219,7 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         by_model[model] = json.loads(child.stdout.strip().splitlines()[-1])
     results = [by_model[m] for m in MODELS if m in by_model]
     json_path.write_text(json.dumps(results, indent=1) + "\n")
-    md_path = args.out / "SURVEY.md"
+    print(write_markdown(args.out / "SURVEY.md", results))
+    return 0
+
+
+def write_markdown(md_path: Path, results: list[dict[str, Any]]) -> str:
+    """The table between SURVEY.md's markers (the notes around it are kept), or a new page."""
     table = render_table(results)
     if md_path.is_file() and TABLE_START in md_path.read_text():
         text = md_path.read_text()
@@ -228,8 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         md_path.write_text(f"{head}{TABLE_START}\n{table}\n{TABLE_END}{tail}")
     else:
         md_path.write_text(f"# Training zoo survey\n\n{TABLE_START}\n{table}\n{TABLE_END}\n")
-    print(table)
-    return 0
+    return table
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import logging
 import re
 import sys
 import time
@@ -266,22 +265,12 @@ _BREAK_AT = re.compile(r"Graph break in user code at (\S+):(\d+)")
 _BREAK_CODE = re.compile(r"/gb/(gb\d+)\.html")
 
 
-class _BreakLog(logging.Handler):
-    """Collects Dynamo's `dynamo_graph_break_reason` trace artifacts (one per break)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.breaks: list[dict[str, Any]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        artifact = (getattr(record, "metadata", None) or {}).get("artifact")
-        if not (isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason"):
-            return
-        payload = str(getattr(record, "payload", ""))
-        at = _BREAK_AT.search(payload)
-        where = f"{at.group(1)}:{at.group(2)}" if at else "?"
-        codes = list(dict.fromkeys(c.upper() for c in _BREAK_CODE.findall(payload)))
-        self.breaks.append({"codes": codes, "at": where})
+def _break(payload: str) -> dict[str, Any]:
+    """One `dynamo_graph_break_reason` trace artifact: its codes and where it broke."""
+    at = _BREAK_AT.search(payload)
+    where = f"{at.group(1)}:{at.group(2)}" if at else "?"
+    codes = list(dict.fromkeys(c.upper() for c in _BREAK_CODE.findall(payload)))
+    return {"codes": codes, "at": where}
 
 
 def _compiled(workload: Workload) -> Callable[[], Any]:
@@ -302,31 +291,27 @@ def _sums(output: Any) -> list[float]:
 
 def summary(workload: Workload) -> dict[str, Any]:
     """Breaks and graphs of one backend="eager" compile of `workload` (two calls), the sums of
-    its eager outputs, and a rough time of one eager call."""
-    from torch._dynamo.utils import counters
+    its eager outputs, and a rough time of one eager call. Graphs and breaks are read from
+    Dynamo's structured trace (the torch adapter's listener): one `dynamo_output_graph` record
+    per graph handed to the backend, one `dynamo_graph_break_reason` artifact per break."""
+    from advisor.measure import torch_adapter as ta
 
     eager = workload()
     started = time.perf_counter()
     workload()
     eager_ms = (time.perf_counter() - started) * 1e3
-    torch._dynamo.reset()
-    counters.clear()
-    log = _BreakLog()
-    trace = logging.getLogger("torch.__trace")
-    level = trace.level
-    trace.setLevel(logging.DEBUG)
-    trace.addHandler(log)
-    try:
+    ta.reset_dynamo()
+    with ta.StructuredTraceListener() as trace:
         call = _compiled(workload)
         call()
         compiled = call()
-    finally:
-        trace.removeHandler(log)
-        trace.setLevel(level)
+    records = trace.records
     return {
         "name": workload.name,
-        "graphs": int(counters["stats"]["unique_graphs"]),
-        "breaks": log.breaks,
+        "graphs": sum(r.event == "dynamo_output_graph" for r in records),
+        "breaks": [
+            _break(r.payload or "") for r in records if r.event == "dynamo_graph_break_reason"
+        ],
         "output_sums": _sums(eager),
         "compiled_matches_eager": _sums(compiled) == _sums(eager),
         "rough_eager_ms": round(eager_ms, 2),

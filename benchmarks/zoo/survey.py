@@ -81,22 +81,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
         "matches_eager": matches(compiled(*args, **kwargs)),
     }
     rec["breaks"] = [_break_dict(b) for b in capture.sites]
-
-    ta.reset_dynamo()
-    try:
-        out = torch.compile(fn, backend="eager", fullgraph=True)(*args, **kwargs)
-        rec["fullgraph"] = {"ok": True, "matches_eager": matches(out)}
-    except Exception as exc:  # a fullgraph failure is a result here
-        info = ta.describe_compile_failure(exc)
-        rec["fullgraph"] = {
-            "ok": False,
-            "error_type": info.type,
-            "gb_type": info.gb_type,
-            "gb_code": info.gb_code,
-            "where": _where(info.file, info.line),
-            "message": info.message[:300],
-        }
-
+    rec["fullgraph"] = _fullgraph_check(fn, args, kwargs, matches)
     rec["knobs"] = {}
     if capture.sites:
         for label, settings in survey_common.KNOBS.items():
@@ -105,6 +90,34 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
             rec["inductor"] = _inductor_checks(rec["knobs"], fn, args, kwargs, matches)
     ta.reset_dynamo()
     return rec
+
+
+def _fullgraph_check(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    matches: Callable[[Any], bool],
+) -> dict[str, Any]:
+    """`torch.compile(fn, backend="eager", fullgraph=True)`: its output vs eager, or how it
+    fails (a fullgraph failure is a result here)."""
+    import torch
+
+    from advisor.measure import torch_adapter as ta
+
+    ta.reset_dynamo()
+    try:
+        out = torch.compile(fn, backend="eager", fullgraph=True)(*args, **kwargs)
+    except Exception as exc:
+        info = ta.describe_compile_failure(exc)
+        return {
+            "ok": False,
+            "error_type": info.type,
+            "gb_type": info.gb_type,
+            "gb_code": info.gb_code,
+            "where": _where(info.file, info.line),
+            "message": info.message[:300],
+        }
+    return {"ok": True, "matches_eager": matches(out)}
 
 
 def _inductor_checks(
@@ -123,7 +136,7 @@ def _inductor_checks(
         (k for k, r in knobs.items() if r.get("breaks") == 0 and r.get("matches_eager")), None
     )
     if label is not None:
-        with torch._dynamo.config.patch(**survey_common.KNOBS[label]):
+        with survey_common.knobs_set(survey_common.KNOBS[label]):
             checks[label] = _compiled_run(torch.compile(fn), args, kwargs, matches)
     return checks
 
@@ -152,10 +165,8 @@ def _with_knobs(
     kwargs: Mapping[str, Any],
     matches: Callable[[Any], bool],
 ) -> dict[str, Any]:
-    import torch
-
     try:
-        with torch._dynamo.config.patch(**settings):
+        with survey_common.knobs_set(settings):
             compiled, capture = compile_and_capture(fn, args, kwargs)
             out = compiled(*args, **kwargs)
     except Exception as exc:  # a knob that makes the compile fail is a result here
@@ -268,7 +279,9 @@ def _quiet_dynamo() -> Iterator[None]:
     """Keep the child's stdout for the result (Dynamo's warnings go to stderr anyway)."""
     import logging
 
-    logging.getLogger("torch._dynamo").setLevel(logging.ERROR)
+    from advisor.measure import torch_adapter as ta
+
+    logging.getLogger(ta.DYNAMO_LOGGER).setLevel(logging.ERROR)
     yield
 
 

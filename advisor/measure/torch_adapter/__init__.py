@@ -13,6 +13,7 @@ One adapter, read as `torch_adapter.X` (the modules are split by concern; every 
 here): `compiler` (compiling, backends, recompile metrics, config), `messages` (Dynamo's text
 formats), `profiler` (profiler events, synchronisation, memory), `structured_trace` (the
 in-process trace listener).
+`studies` holds what only the studies in benchmarks/ need (Dynamo's graph_breaks logs).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ from advisor.measure.torch_adapter.structured_trace import (
     TraceRecord,
     compilation_metrics_records,
 )
+from advisor.measure.torch_adapter.studies import quiet_graph_break_logs
 from advisor.measure.torch_adapter.training_state import training_state_kept
 
 __all__ = [
@@ -161,6 +163,7 @@ __all__ = [
     "parse_break_message",
     "profiler_active",
     "profiler_activities",
+    "quiet_graph_break_logs",
     "recompile_cause",
     "recompile_reasons",
     "region_compile_id",
