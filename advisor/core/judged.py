@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from advisor.core.kinds import ActionKind, Verdict, coerced
 from advisor.core.measured import BreakSite, CodeUnit, Location
 from advisor.core.patch import Patch
 
@@ -146,7 +147,7 @@ class Savings:
 class Decision:
     """The verdict on one entry and the numbers that decided it."""
 
-    verdict: str  # "rewrite" | "isolate" | "ignore"
+    verdict: Verdict
     category: str  # taxonomy key, e.g. "print", "scalar_extraction"
     fix: str  # recommended fix: "isolate" | "rewrite" | "delete" | "knob"
     basis: str  # "estimate" | "measured" | "bounded": what `saving_ms` is
@@ -163,6 +164,9 @@ class Decision:
     measured_ci_ms: tuple[float, float] | None = None
     shared_with: tuple[str, ...] = ()  # other entries removed by the same knob
     estimate_miss: float | None = None  # estimate / measurement - 1, where they disagree
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", coerced(Verdict, self.verdict))
 
 
 @dataclass(frozen=True)
@@ -242,32 +246,11 @@ class Ledger:
     terms: tuple[LedgerTerm, ...] = ()  # what the fixes remove, term by term
 
 
-ACTION_KINDS = (
-    "knob",  # set a Dynamo config knob (measured)
-    "fullgraph",  # compile with fullgraph=True (measured)
-    "regional",  # compile the break-free sub-modules instead of the whole (measured)
-    "disable",  # torch.compiler.disable the functions holding the breaks (measured)
-    "split",  # training: compile the model and the optimizer step apart, the step eager
-    "optimizer",  # training: compile the optimizer's step too (the model compiled in place)
-    "step",  # training: compile the whole step (forward, backward, optimizer) at once
-    "module",  # training: compile only the model in place, the step (optimizer) eager
-    "eager",  # do not compile this function: nothing measured beats eager (measured)
-    "keep",  # nothing to fix: one graph, compiled (measured against eager)
-    "patch",  # apply a patch to the user's code at the break (generated and measured)
-    "code",  # rewrite or delete the code at the break's line
-    "isolate",  # move the code at the break's line out of the compiled function
-    "upstream",  # a break in library code: a library change at its line
-    "guards",  # skip guard evaluation once warm: unsafe if inputs change
-    "dynamic",  # mark the changing dimension dynamic
-    "recompile",  # keep the guarded values stable between calls
-)
-
-
 @dataclass(frozen=True)
 class Action:
     """One thing to do, with what it saves per call; `measured` when a run of it was timed."""
 
-    kind: str  # one of ACTION_KINDS
+    kind: ActionKind
     saving_ms: float | None
     saving_ci_ms: tuple[float, float] | None = None
     measured: bool = False
@@ -298,6 +281,9 @@ class Action:
     # measured: the calls after which its saving has paid for the compile and first call it
     # adds to the default mode's (None: it adds none, or saves nothing)
     break_even_calls: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", coerced(ActionKind, self.kind))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from advisor.core import policy
+from advisor.core.kinds import WhatIfKind, coerced
 from advisor.core.patch import Patch
 
 # --- what was measured, where ---------------------------------------------------------------
@@ -306,26 +307,6 @@ class TrainingStep:
     modules: tuple[str, ...] = ()  # the top-level modules it reaches
 
 
-# The placements of torch.compile in a training step that aim at no break, planned from its
-# `TrainingStep` (`advisor.measure.training_variants`), breaks or not.
-TRAINING_PLACEMENTS = ("optimizer", "step", "module", "fused")
-
-WHAT_IF_KINDS = (
-    "knob",  # a Dynamo config knob
-    "guards",  # the warm default mode without guard evaluation
-    "regional",  # placement: the largest break-free sub-modules compiled, the rest eager
-    "disable",  # placement: torch.compiler.disable on the functions holding the breaks
-    "noop",  # a side effect (print, logging, warnings) made a no-op: what deleting it saves
-    "split",  # training: the model and the optimizer step compiled apart, the step eager
-    "optimizer",  # training, the model compiled in place: each optimizer's step compiled too
-    "step",  # training, the model compiled in place: the whole step compiled instead
-    "module",  # training, the whole step compiled: only the model compiled in place instead
-    "undisable",  # a torch.compiler.disable boundary removed: what tracing the body saves
-    "setting",  # a Dynamo setting that changes how the whole step runs (compiled autograd)
-    "patch",  # the user's function at a break rewritten (`Patch`), installed in the worker
-)
-
-
 @dataclass(frozen=True)
 class WhatIf:
     """A measured counterfactual: the workload compiled again with one change (a Dynamo config
@@ -359,7 +340,7 @@ class WhatIf:
     behaviour_change: str | None = None  # the knob's documented behaviour change (a key)
     recompiled_while_timed: bool = False
     error: str | None = None
-    kind: str = "knob"  # one of WHAT_IF_KINDS
+    kind: WhatIfKind = WhatIfKind.KNOB
     subjects: tuple[CodeUnit, ...] = ()  # placement: the modules compiled / functions disabled
     output: OutputCheck | None = None  # the variant's output against eager's
     baseline_output: OutputCheck | None = None  # the default mode's, in the same process
@@ -369,10 +350,15 @@ class WhatIf:
     process_savings_ms: tuple[float, ...] = ()
     patch: Patch | None = None  # kind "patch": the rewrite measured
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", coerced(WhatIfKind, self.kind))
+
     @property
     def deletes_call(self) -> bool:
         """It measures deleting a side-effect call: a no-op of it, or a patch removing it."""
-        return self.kind == "noop" or (self.patch is not None and self.patch.kind == "side_effect")
+        return self.kind == WhatIfKind.NOOP or (
+            self.patch is not None and self.patch.kind == "side_effect"
+        )
 
     @property
     def clean(self) -> bool:

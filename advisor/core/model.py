@@ -40,7 +40,10 @@ from advisor.core.judged import (
     Savings,
     Segment,
 )
-from advisor.core.measured import TRAINING_PLACEMENTS as TRAINING_PLACEMENTS
+from advisor.core.kinds import TRAINING_PLACEMENTS as TRAINING_PLACEMENTS
+from advisor.core.kinds import ActionKind as ActionKind
+from advisor.core.kinds import Verdict as Verdict
+from advisor.core.kinds import WhatIfKind as WhatIfKind
 from advisor.core.measured import (
     BreakSite,
     CodeUnit,

@@ -8,12 +8,15 @@ A record written by this version and read again gives an equal object. Unknown k
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import json
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from advisor.core.kinds import coerced
 
 T = TypeVar("T")
 
@@ -166,10 +169,10 @@ def _convert_scalar(tp: Any, data: Any) -> Any:
         if not isinstance(data, bool):
             raise TypeError(f"expected true/false, got {_short(data)}")
         return data
-    if tp is str:
+    if tp is str or (isinstance(tp, type) and issubclass(tp, enum.Enum)):
         if not isinstance(data, str):
             raise TypeError(f"expected a string, got {_short(data)}")
-        return data
+        return data if tp is str else coerced(tp, data)
     return data
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from advisor.core.kinds import ActionKind, Verdict
 from advisor.core.model import (
     TRAINING_PLACEMENTS,
     Action,
@@ -41,14 +42,18 @@ def build_actions(
     step: Step,
 ) -> tuple[Action, ...]:
     measured = _measured_actions(entries, steps, step)
-    covered = {b for a in measured if a.kind in ("knob", "patch") for b in a.breaks}
+    covered = {
+        b for a in measured if a.kind in (ActionKind.KNOB, ActionKind.PATCH) for b in a.breaks
+    }
     unsafe = _guard_action(steps, ledger, step)
     fixes = [
-        _entry_action(e, step) for e in entries if e.verdict != "ignore" and e.id not in covered
+        _entry_action(e, step)
+        for e in entries
+        if e.verdict != Verdict.IGNORE and e.id not in covered
     ]
     actions = _order([*measured, *fixes], steps, step)
     # Breaks that are all "ignore" leave nothing to act on, as no break does.
-    to_fix = any(e.verdict != "ignore" for e in entries)
+    to_fix = any(e.verdict != Verdict.IGNORE for e in entries)
     if not to_fix and not any(a.saving_ms for a in actions) and ledger is not None:
         actions = [_keep(ledger, steps, step), *actions]
     placed = _place_guards(actions, unsafe, to_fix, step)
@@ -60,7 +65,11 @@ def _no_effect(
 ) -> list[Action]:
     """The measured changes with no measurable effect, last: the user sees they were tried."""
     shown = _measured_actions(entries, steps, step, measurable=False)
-    return [replace(a, measurable=False) for a in shown if a.kind not in ("eager", "guards")]
+    return [
+        replace(a, measurable=False)
+        for a in shown
+        if a.kind not in (ActionKind.EAGER, ActionKind.GUARDS)
+    ]
 
 
 def _measured_actions(
@@ -166,8 +175,10 @@ def _entry_interval(entry: BreakEntry) -> tuple[float, float]:
 def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list[Action]:
     """By the step after each (fastest first), estimates of library changes last; not
     compiling first where it beats the default step and nothing measured beats it."""
-    ranked = sorted(actions, key=lambda a: (a.kind == "upstream", _step_of(a, step), a.kind))
-    eager = next((a for a in ranked if a.kind == "eager"), None)
+    ranked = sorted(
+        actions, key=lambda a: (a.kind == ActionKind.UPSTREAM, _step_of(a, step), a.kind)
+    )
+    eager = next((a for a in ranked if a.kind == ActionKind.EAGER), None)
     if eager is not None and eager.step_ms is not None and not beats(steps, eager.step_ms):
         ranked = [eager, *(a for a in ranked if a is not eager)]
     return _cheapest_of_ties(ranked)
@@ -213,7 +224,7 @@ def _keep(ledger: Ledger, steps: list[MeasuredStep], step: Step) -> Action:
     """Nothing to fix (no break, or none worth fixing); how it stands against eager, measured."""
     eager = next((s for s in steps if s.kind == "eager"), None)
     return Action(
-        kind="keep",
+        kind=ActionKind.KEEP,
         saving_ms=0.0,
         measured=eager is not None,
         step_ms=step.median_ms,
@@ -233,7 +244,7 @@ def _guard_action(steps: list[MeasuredStep], ledger: Ledger | None, step: Step) 
     if ledger is None or ledger.guard_excess_ms <= max(step.threshold_ms, step.noise_ms):
         return None
     return Action(
-        kind="guards",
+        kind=ActionKind.GUARDS,
         saving_ms=ledger.guard_excess_ms,
         step_ms=step.median_ms - ledger.guard_excess_ms,
         safe=False,
@@ -248,7 +259,7 @@ def _place_guards(
     if guards is None:
         return actions
     share = (guards.saving_ms or 0.0) / step.median_ms if step.median_ms > 0 else 0.0
-    if not to_fix and share >= LARGE_GUARD_SHARE and actions and actions[0].kind == "keep":
+    if not to_fix and share >= LARGE_GUARD_SHARE and actions and actions[0].kind == ActionKind.KEEP:
         return [guards, *actions]
     return [*actions, guards]
 
@@ -261,9 +272,11 @@ def _recompile_actions(recompiles: tuple[RecompileAdvice, ...]) -> list[Action]:
     out = []
     if size:
         dims = tuple(sorted({r.dim for r in size if r.dim is not None}))
-        out.append(Action(kind="dynamic", saving_ms=None, dims=dims, compile_s=_compile_s(size)))
+        out.append(
+            Action(kind=ActionKind.DYNAMIC, saving_ms=None, dims=dims, compile_s=_compile_s(size))
+        )
     if rest:
-        out.append(Action(kind="recompile", saving_ms=None, compile_s=_compile_s(rest)))
+        out.append(Action(kind=ActionKind.RECOMPILE, saving_ms=None, compile_s=_compile_s(rest)))
     return out
 
 
@@ -289,9 +302,9 @@ def misplaced(
 
 def _location_problem(action: Action, entries: list[BreakEntry]) -> str:
     where = action.where
-    if action.kind == "patch" and (where is None or is_installed(where.file)):
+    if action.kind == ActionKind.PATCH and (where is None or is_installed(where.file)):
         return "a patch to a file that is not the user's code"
-    if action.kind in ("code", "isolate"):
+    if action.kind in (ActionKind.CODE, ActionKind.ISOLATE):
         if where is None:
             return "a code change without a line"
         if is_installed(where.file):
@@ -304,9 +317,9 @@ def _location_problem(action: Action, entries: list[BreakEntry]) -> str:
         }
         if (where.file, where.line) not in allowed:
             return "a code change at a line that is not its break's"
-    if action.kind == "upstream" and (where is None or not is_installed(where.file)):
+    if action.kind == ActionKind.UPSTREAM and (where is None or not is_installed(where.file)):
         return "a library change at a line that is not library code"
-    if action.kind in ("regional", "disable") and not action.subjects:
+    if action.kind in (ActionKind.REGIONAL, ActionKind.DISABLE) and not action.subjects:
         return "a placement with nothing to place"
     return ""
 
@@ -323,7 +336,7 @@ def compile_failed_actions(modes: dict[str, ModeResult]) -> tuple[Action, ...]:
         where = Location(error.file, error.line, "", error.code or "")
     return (
         Action(
-            kind="eager",
+            kind=ActionKind.EAGER,
             saving_ms=None,
             measured=True,
             fix="compile_failed",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from advisor.core import stats
 from advisor.core.artifacts import Capture
+from advisor.core.kinds import WhatIfKind
 from advisor.core.model import (
     Action,
     BreakEntry,
@@ -68,7 +69,7 @@ def advise(
     raw_what_ifs = tuple(in_default_frame(w, step.median_ms) for w in what_ifs)
     what_ifs = tuple(what_if_with_run_spread(w, step.median_ms, run_spread) for w in raw_what_ifs)
     roots = root_causes(capture, att.sites)
-    guards = next((w for w in what_ifs if w.kind == "guards"), None)
+    guards = next((w for w in what_ifs if w.kind == WhatIfKind.GUARDS), None)
     lookup_us = cost.measured_lookup_us(att, guards, step.median_ms)
     entries = [decide(e, step, what_ifs) for e in estimate_entries(roots, att, lookup_us)]
     entries = share_measured_savings(entries, what_ifs, step)

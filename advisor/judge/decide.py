@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from advisor.core.kinds import Verdict, WhatIfKind
 from advisor.core.model import BreakEntry, BreakSite, Decision, ModeResult, WhatIf
 from advisor.core.replication import measurable
 from advisor.core.taxonomy import category_for, in_library
@@ -47,7 +48,7 @@ def decide(entry: BreakEntry, step: Step, what_ifs: tuple[WhatIf, ...]) -> Break
     fix = category.fix
     estimate = cost.saving_for(entry.savings, fix) or 0.0
     decision = Decision(
-        verdict="ignore",
+        verdict=Verdict.IGNORE,
         category=category.key,
         fix=fix,
         basis="estimate",
@@ -89,7 +90,7 @@ def _ddp_own(entry: BreakEntry, step: Step) -> BreakEntry:
     module it wraps, which compiles as a frame of its own. Intended: nothing of the user's to
     change and nothing of torch's to rewrite, so no fix saves anything."""
     decision = Decision(
-        verdict="ignore",
+        verdict=Verdict.IGNORE,
         category="ddp",
         fix="isolate",
         basis="estimate",
@@ -134,7 +135,7 @@ def _with_what_if(decision: Decision, entry: BreakEntry, w: WhatIf, step: Step) 
     if w.deletes_call:
         return _with_noop(decision, entry, w, step.min_effect_ms)
     measured = _with_knob(decision, entry, w, step.min_effect_ms)
-    if w.kind in ("undisable", "patch") and measured.basis == "measured":
+    if w.kind in (WhatIfKind.UNDISABLE, WhatIfKind.PATCH) and measured.basis == "measured":
         return replace(measured, fix="rewrite")  # the change is the code's (a patch, a decorator)
     return measured
 

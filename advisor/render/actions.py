@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from advisor.core.errors import first_line
+from advisor.core.kinds import WhatIfKind
 from advisor.core.model import Action, BreakEntry, CodeUnit, ModeResult, Report, WhatIf
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import DDP_KNOB
@@ -375,19 +376,19 @@ TRAINING_LABELS = {
 def what_if_label(w: WhatIf) -> str:
     if w.kind in TRAINING_LABELS:
         return TRAINING_LABELS[w.kind]
-    if w.kind in ("regional", "disable"):
+    if w.kind in (WhatIfKind.REGIONAL, WhatIfKind.DISABLE):
         units = (
             regions_summary(w.subjects)
-            if w.kind == "regional"
+            if w.kind == WhatIfKind.REGIONAL
             else ", ".join(f"`{u.path}`" for u in w.subjects)
         )
-        verb = "compile only" if w.kind == "regional" else "disable"
+        verb = "compile only" if w.kind == WhatIfKind.REGIONAL else WhatIfKind.DISABLE
         return f"placement: {verb} {units or '-'}"
-    if w.kind == "noop":
+    if w.kind == WhatIfKind.NOOP:
         return f"`{w.knob.split(':', 1)[1]}` made a no-op"
-    if w.kind == "undisable":
+    if w.kind == WhatIfKind.UNDISABLE:
         return "the `torch.compiler.disable` boundary removed"
-    if w.kind == "patch" and w.patch is not None:
+    if w.kind == WhatIfKind.PATCH and w.patch is not None:
         unit = w.subjects[0].path if w.subjects else "the function"
         return f"patch `{unit}`: {patch_summary(w.patch)}"
     return f"`{w.knob}`"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.core.errors import AdvisorError
+from advisor.core.kinds import WhatIfKind
 from advisor.core.model import Report
 from advisor.render.view_patches import patch_file_name, patch_file_text
 
@@ -37,7 +38,9 @@ def check_patch_dir(folder: Path) -> None:
 
 def write_patches(report: Report, folder: Path) -> list[WrittenPatch]:
     """Every patch of the report into `folder` (made if missing)."""
-    patched = [w.patch for w in report.what_ifs if w.kind == "patch" and w.patch is not None]
+    patched = [
+        w.patch for w in report.what_ifs if w.kind == WhatIfKind.PATCH and w.patch is not None
+    ]
     if not patched:
         return []
     folder.mkdir(parents=True, exist_ok=True)

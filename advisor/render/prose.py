@@ -10,6 +10,7 @@ wherever it is re-rendered.
 
 from __future__ import annotations
 
+from advisor.core.kinds import Verdict, WhatIfKind
 from advisor.core.model import (
     TRAINING_PLACEMENTS,
     Action,
@@ -68,9 +69,9 @@ VERDICT_REASONS = {
 def verdict_label(d: Decision) -> str:
     """The verdict as tables show it: an `ignore` says why, because a cost inside the noise of
     the measurement (unknown: it may matter) is not a cost that is small (known not to)."""
-    if d.verdict == "ignore" and d.reason in VERDICT_REASONS:
+    if d.verdict == Verdict.IGNORE and d.reason in VERDICT_REASONS:
         return f"ignore ({VERDICT_REASONS[d.reason]})"
-    if d.verdict == "rewrite" and d.library:
+    if d.verdict == Verdict.REWRITE and d.library:
         # The rewrite is of the library's line, not of the user's call: the same as its action.
         return "rewrite (library change)"
     return d.verdict
@@ -201,7 +202,7 @@ def what_if_line(w: WhatIf, training: bool = False) -> str:
     ci = f"[{_ms(w.saving_ci_ms[0])}, {_ms(w.saving_ci_ms[1])}]" if w.saving_ci_ms else "-"
     match = {True: "yes", False: "NO", None: "-"}[w.matches_eager]
     match = f"first steps match eager: {match}" if training else f"matches eager: {match}"
-    if w.kind == "guards" or w.fix == "guards":
+    if w.kind == WhatIfKind.GUARDS or w.fix == "guards":
         return (
             f"`{w.setting}({w.knob})` (the same compiled code, guards not evaluated): "
             f"{_ms(w.baseline_ms)} → {_ms(w.variant_ms)} ms/call, saving {_ms(w.saving_ms)} ms, "

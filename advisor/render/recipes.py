@@ -5,6 +5,7 @@ frame runs in eager.
 
 from __future__ import annotations
 
+from advisor.core.kinds import WhatIfKind
 from advisor.core.model import BreakEntry, BreakSite, Report
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import skipped_in_loop
@@ -197,7 +198,7 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
     w = report.what_if(entry.what_if_knob)
     if decision is None or w is None or decision.knob_outcome is None:
         return ""
-    if decision.basis == "measured" and w.kind == "patch" and not w.deletes_call:
+    if decision.basis == "measured" and w.kind == WhatIfKind.PATCH and not w.deletes_call:
         return (
             f"\nMeasured here: the patch ({patch_summary(w.patch)}) removes this break "
             f"and saves {fmt_ms(w.saving_ms)} ms per call with outputs matching eager: apply it "
@@ -216,7 +217,7 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
             f"\nMeasured here: with `{call}` deleted the step is {fmt_ms(w.saving_ms)} ms "
             f"per call shorter (what deleting the call saves){moved}."
         )
-    if decision.basis == "measured" and w.kind == "undisable":
+    if decision.basis == "measured" and w.kind == WhatIfKind.UNDISABLE:
         return (
             f"\nMeasured here: with the `torch.compiler.disable` boundary removed, Dynamo traces "
             f"the body and the step is {fmt_ms(w.saving_ms)} ms per call shorter with outputs "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from advisor.core.kinds import WhatIfKind
 from advisor.core.model import Patch, Report, WhatIf
 from advisor.render import prose
 from advisor.render.actions import what_if_label
@@ -32,7 +33,7 @@ class PatchView:
 
 
 def patch_views(report: Report, display: Display) -> tuple[PatchView, ...]:
-    patched = [w for w in report.what_ifs if w.kind == "patch" and w.patch is not None]
+    patched = [w for w in report.what_ifs if w.kind == WhatIfKind.PATCH and w.patch is not None]
     return tuple(_view(i, w, display) for i, w in enumerate(patched, 1))
 
 
