@@ -1,0 +1,239 @@
+"""The training placements against an independent reference (#29 item 4): for each target of
+`benchmarks/manifests/training_placements.toml`, every placement of its form written by hand
+(`benchmarks/trainzoo/placed.py`: `model.compile()`, `torch.compile(opt.step)`, `fused=True`,
+`torch.compile(step)`) and measured by `benchmarks.reference_ab` (fresh processes, rounds
+outermost, no code shared with the advisor's measuring), against the advisor's measured
+placements in `reports/benchmarks/training_placements/placements.json`.
+
+    python -m benchmarks.placements_reference [--runs reports/placements-reference-runs]
+    python -m benchmarks.placements_reference --judge-only
+
+For each placement: the advisor's saving as a share of its default step against the reference's
+(agrees within 25% of the reference's share, or inside the reference's 95% interval). For each
+target: the reference's best option (the placement, or eager, with the largest saving whose
+interval is above zero; "keep" when none is) and whether the advisor's first action is it, or
+one the reference cannot tell from it (inside the best's interval). The training zoo's tuning
+and held-out halves are reported apart. Writes reports/benchmarks/placements_reference/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from advisor.sweep.manifest import load_manifest
+from benchmarks import reference_ab
+
+MANIFEST = Path("benchmarks/manifests/training_placements.toml")
+ADVISOR = Path("reports/benchmarks/training_placements/placements.json")
+OUT = Path("reports/benchmarks/placements_reference")
+RUNS = Path("reports/placements-reference-runs")
+TOLERANCE = 0.25
+THREADS = 1
+FACTORY = "benchmarks.trainzoo.placed"
+# The options of each form: the baseline (the form itself) first, then what it is compared with.
+OPTIONS = {
+    "module": ("module", "eager", "optimizer", "step", "fused"),
+    "step": ("step", "eager", "module", "split"),
+}
+
+
+def manifest_targets(path: Path = MANIFEST) -> list[tuple[str, str, str]]:
+    """(name, model, form) of each target in the placements manifest."""
+    targets = load_manifest(path).targets
+    return [(t.name, t.params["model"], t.params["form"]) for t in targets]
+
+
+def measure(name: str, model: str, form: str, runs: Path, rounds: int, seconds: float) -> None:
+    options = OPTIONS[form]
+    variants = {
+        ("default" if option == form else option): f"{FACTORY}:{option}@eager" for option in options
+    }
+    data = reference_ab.measure(variants, rounds, THREADS, seconds, "eager", {"model": model})
+    folder = runs / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reference.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def advisor_options(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The advisor's measured savings by option, shares of its default step; eager's from its
+    modes (its step against the default's)."""
+    found = {kind: dict(p) for kind, p in row["placements"].items()}
+    found.pop("regional", None)  # a break-free-modules placement has no hand-written twin here
+    if row.get("eager_ms") and row.get("default_ms"):
+        share = (row["default_ms"] - row["eager_ms"]) / row["default_ms"]
+        found["eager"] = {"share": share, "ci_share": None}
+    return found
+
+
+def reference_options(reference: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    found = {}
+    for option, saving in reference["savings"].items():
+        if saving.get("mean_share") is not None:
+            found[option] = {"share": saving["mean_share"], "ci_share": saving.get("ci95_share")}
+    return found
+
+
+def reference_best(options: dict[str, dict[str, Any]]) -> str:
+    """The option with the largest saving whose interval is above zero; "keep" when none is."""
+    paying = {k: o for k, o in options.items() if o["ci_share"] and o["ci_share"][0] > 0}
+    return max(paying, key=lambda k: paying[k]["share"]) if paying else "keep"
+
+
+def first_right(first: str, reference: dict[str, dict[str, Any]], best: str) -> bool:
+    """The advisor's first action is the reference's best, or an option the reference cannot
+    tell from it; an action that is no option (keep, a break's fix, upstream) is right only
+    when no option pays."""
+    if first == best or (best == "keep" and first not in reference):
+        return True
+    if best == "keep" or first not in reference:
+        return False
+    low = reference[best]["ci_share"][0]
+    return reference[first]["share"] >= low
+
+
+def agreement(advisor: dict[str, Any] | None, reference: dict[str, Any] | None) -> str | None:
+    if advisor is None or reference is None:
+        return None
+    share, ref, ci = advisor["share"], reference["share"], reference["ci_share"]
+    if ref and abs(share / ref - 1) <= TOLERANCE:
+        return "within 25%"
+    if ci and ci[0] <= share <= ci[1]:
+        return "inside its interval"
+    return "off"
+
+
+def target_row(name: str, form: str, half: str, advisor_row: dict[str, Any],
+               reference: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    ours, theirs = advisor_options(advisor_row), reference_options(reference)
+    best = reference_best(theirs)
+    first = advisor_row["first_action"]
+    options = [o for o in OPTIONS[form] if o != form]
+    return {
+        "name": name,
+        "form": form,
+        "half": half,
+        "reference_default_ms": reference["variants"]["default"]["median_ms"],
+        "advisor_default_ms": advisor_row["default_ms"],
+        "options": {
+            option: {
+                "advisor": ours.get(option),
+                "reference": theirs.get(option),
+                "agrees": agreement(ours.get(option), theirs.get(option)),
+            }
+            for option in options
+        },
+        "reference_best": best,
+        "first_action": first,
+        "first_right": first_right(first, theirs, best),
+        "failed": reference["failed"],
+    }
+
+
+def halves() -> dict[str, str]:
+    from benchmarks.trainzoo.models import HELD_OUT_MODELS, TUNING_MODELS
+
+    return {**dict.fromkeys(TUNING_MODELS, "tuning"), **dict.fromkeys(HELD_OUT_MODELS, "held out")}
+
+
+def _cell(option: dict[str, Any]) -> str:
+    def share(side: dict[str, Any] | None) -> str:
+        if side is None:
+            return "-"
+        ci = side["ci_share"]
+        return f"{side['share']:+.1%}" + (f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "")
+
+    text = f"{share(option['advisor'])} / {share(option['reference'])}"
+    return text + (f" ({option['agrees']})" if option["agrees"] else "")
+
+
+def summary(rows: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for half in ("tuning", "held out"):
+        part = [r for r in rows if r["half"] == half]
+        right = sum(r["first_right"] for r in part)
+        compared = [o for r in part for o in r["options"].values() if o["agrees"]]
+        agreed = sum(o["agrees"] != "off" for o in compared)
+        lines.append(
+            f"- {half}: first action the reference's best (or one it cannot tell from it) on "
+            f"{right} of {len(part)} targets; placement savings agreeing on {agreed} of "
+            f"{len(compared)}"
+        )
+    return lines
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    names = ("eager", "optimizer", "step", "fused", "module", "split")
+    shown = [n for n in names if any(n in r["options"] for r in rows)]
+    table = [
+        [r["name"], r["half"], f"{r['advisor_default_ms']:.3g} / {r['reference_default_ms']:.3g}",
+         *[_cell(r["options"][n]) if n in r["options"] else "" for n in shown],
+         r["first_action"], r["reference_best"], "yes" if r["first_right"] else "no"]
+        for r in rows
+    ]  # fmt: skip
+    headers = ["target", "half", "default ms (advisor / reference)", *shown,
+               "advisor's first", "reference's best", "first right"]  # fmt: skip
+    return (
+        "# Training placements: the advisor against a hand-written reference\n\n"
+        "`python -m benchmarks.placements_reference`: each placement written by hand "
+        "(`benchmarks/trainzoo/placed.py`) and measured in fresh processes by "
+        "`benchmarks.reference_ab` (rounds outermost, one pinned thread), against the advisor's "
+        "sweep in `reports/benchmarks/training_placements/placements.json`. Each cell: the "
+        "advisor's saving / the reference's, shares of each one's default step, with 95% "
+        "intervals; agreement is within 25% of the reference's share or inside its interval. "
+        "A `-` is an option its side did not measure.\n\n"
+        + "\n".join(summary(rows))
+        + "\n\n"
+        + tabulate(table, headers, tablefmt="github")
+        + "\n"
+    )
+
+
+def judge(runs: Path, advisor_path: Path) -> list[dict[str, Any]]:
+    advisor = {r["name"]: r for r in json.loads(advisor_path.read_text())["targets"]}
+    half_of = halves()
+    rows = []
+    for name, model, form in manifest_targets():
+        saved = runs / name / "reference.json"
+        if name not in advisor or not saved.is_file():
+            print(f"placements_reference: {name}: no advisor row or no {saved}", file=sys.stderr)
+            continue
+        reference = json.loads(saved.read_text(encoding="utf-8"))
+        rows.append(target_row(name, form, half_of.get(model, "?"), advisor[name], reference))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=Path, default=RUNS)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--advisor", type=Path, default=ADVISOR)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--judge-only", action="store_true")
+    parser.add_argument("--only", action="append", default=[], help="a target (repeatable)")
+    args = parser.parse_args(argv)
+    if not args.judge_only:
+        for name, model, form in manifest_targets():
+            if not args.only or name in args.only:
+                measure(name, model, form, args.runs, args.rounds, args.seconds)
+    rows = judge(args.runs, args.advisor)
+    if not rows:
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "placements_reference.json").write_text(
+        json.dumps({"targets": rows}, indent=1) + "\n"
+    )
+    text = render(rows)
+    (args.out / "placements_reference.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The placements-against-reference study (`benchmarks.placements_reference`): the reference's
+best option, whether the advisor's first action is it, each placement's agreement, the halves.
+Nothing measured: the advisor's rows and the references are saved-result dicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks import placements_reference as study
+
+
+def _reference(**savings: tuple[float, float, float]) -> dict[str, Any]:
+    return {
+        "savings": {
+            name: {"mean_share": share, "ci95_share": [low, high]}
+            for name, (share, low, high) in savings.items()
+        },
+        "variants": {"default": {"median_ms": 10.0}},
+        "failed": [],
+    }
+
+
+def _advisor(first: str, **placements: float) -> dict[str, Any]:
+    return {
+        "default_ms": 8.0,
+        "eager_ms": 9.0,
+        "first_action": first,
+        "placements": {
+            kind: {"share": share, "ci_share": [share - 0.1, share + 0.1]}
+            for kind, share in placements.items()
+        },
+    }
+
+
+REFERENCE = _reference(
+    eager=(-0.12, -0.2, -0.05),
+    optimizer=(0.20, 0.12, 0.28),
+    step=(0.17, 0.10, 0.24),
+    fused=(0.03, -0.02, 0.08),
+)
+
+
+def test_the_best_is_the_largest_saving_above_zero_and_keep_when_none_is() -> None:
+    options = study.reference_options(REFERENCE)
+    assert study.reference_best(options) == "optimizer"
+    nothing = study.reference_options(_reference(step=(0.05, -0.01, 0.11)))
+    assert study.reference_best(nothing) == "keep"
+
+
+def test_a_first_action_the_reference_cannot_tell_from_the_best_is_right() -> None:
+    options = study.reference_options(REFERENCE)
+    assert study.first_right("optimizer", options, "optimizer")
+    assert study.first_right("step", options, "optimizer")  # 0.17 >= the best's low 0.12
+    assert not study.first_right("fused", options, "optimizer")
+    assert not study.first_right("keep", options, "optimizer")
+    assert study.first_right("upstream", options, "keep")
+    assert not study.first_right("step", options, "keep")
+
+
+def test_rows_read_eager_from_the_modes_and_agreement_per_placement() -> None:
+    advisor = _advisor("optimizer", optimizer=0.22, step=0.30, regional=-0.6)
+    row = study.target_row("llama.module", "module", "tuning", advisor, REFERENCE)
+    options = row["options"]
+    assert options["optimizer"]["agrees"] == "within 25%"
+    assert options["step"]["agrees"] == "off"  # 0.30 against 0.17 [0.10, 0.24]
+    assert options["fused"]["advisor"] is None and options["fused"]["agrees"] is None
+    assert options["eager"]["advisor"]["share"] == -0.125  # (8 - 9) / 8
+    assert options["eager"]["agrees"] == "within 25%"
+    assert "regional" not in options and "module" not in options
+    assert row["reference_best"] == "optimizer" and row["first_right"]
+    text = study.render([row, {**row, "half": "held out", "first_right": False}])
+    assert "- tuning: first action the reference's best" in text
+    assert "on 1 of 1 targets; placement savings agreeing on 2 of 3" in text
+    assert "- held out: first action the reference's best (or one it cannot tell" in text
+    assert "from it) on 0 of 1 targets" in text
+    assert "+22.0% [+12.0%, +32.0%] / +20.0% [+12.0%, +28.0%] (within 25%)" in text
+
+
+def test_the_manifests_targets_have_a_form_with_options_and_a_half() -> None:
+    targets = study.manifest_targets()
+    assert targets and all(form in study.OPTIONS for _, _, form in targets)
+    halves = study.halves()
+    assert {halves[model] for _, model, _ in targets} == {"tuning", "held out"}
