@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from advisor.core.model import Report, Segment
+from advisor.core.model import Report, Segment, WhatIf
 from advisor.render.console import render_text as _render_text
 from advisor.render.html import render_html
 from advisor.render.markdown import render_markdown
+from advisor.render.prose import what_if_line
 from tests.support.reports import full_report
 
 
@@ -330,3 +331,12 @@ def test_the_quick_protocol_says_so_on_the_first_line_and_a_no_effect_action_say
     slower = dataclasses.replace(tried, saving_ms=-0.1, saving_ci_ms=(-0.15, -0.05))
     text = render_text(dataclasses.replace(report, settings=replicated, actions=(slower,)))
     assert "slower: 20.0% more per call" in text and "no measurable effect" not in text
+
+
+def test_a_skipped_what_if_says_why_from_its_kind_not_from_its_record() -> None:
+    skipped = WhatIf("placement:fused", "fused", "placement", "skipped", kind="fused")
+    assert skipped.error is None  # the record holds the fact, the sentence is render's
+    line = what_if_line(skipped, training=True)
+    assert "not tried (no optimizer with a fused kernel for these parameters" in line
+    saved = WhatIf("guards", "guards", "guards", "skipped", kind="guards", error="this torch ...")
+    assert what_if_line(saved).endswith("not tried (this torch ...)")

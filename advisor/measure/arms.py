@@ -21,7 +21,7 @@ from advisor.core.errors import AdvisorError, first_line
 from advisor.core.model import BreakSite, ModeError, ModeResult, Note, Settings, WhatIf
 from advisor.measure import harness, metronome, torch_adapter
 from advisor.measure.outputs import compare_outputs
-from advisor.measure.stages import NOT_APPLICABLE, WhatIfPlan, variant_for
+from advisor.measure.stages import WhatIfPlan, variant_for
 from advisor.measure.timing import timer_for
 from advisor.measure.whatif import (
     GUARD_SKIP_KNOB,
@@ -154,8 +154,7 @@ def _what_if(task: ArmTask, workload: Workload, plan: WhatIfPlan) -> Live:
     reference = harness.NO_REFERENCE if training else harness.eager_reference(workload, notes)
     variant = variant_for(workload, plan, task.sites)
     if variant is None:
-        skipped = plan.failed(NOT_APPLICABLE.get(plan.kind, "not applicable"), status="skipped")
-        return Live(Built(workload.name, what_if=skipped, notes=tuple(notes)), None)
+        return Live(Built(workload.name, what_if=plan.skipped(), notes=tuple(notes)), None)
     started = time.perf_counter()
     try:
         prepared = prepare_variant(

@@ -119,7 +119,12 @@ class WhatIfPlan:
             return f"patch {self.patch.kind} line {self.patch.line}"
         return f"{self.kind} {self.noop}" if self.noop else self.kind
 
-    def failed(self, error: str, status: str = "failed") -> WhatIf:
+    def skipped(self) -> WhatIf:
+        """The record of this what-if when it does not apply to the workload (no error: why it
+        does not is the renderer's sentence for its kind)."""
+        return self.failed(None, status="skipped")
+
+    def failed(self, error: str | None, status: str = "failed") -> WhatIf:
         """The record of this what-if when it could not be measured (or did not apply)."""
         ids = tuple(t.id for t in self.targets)
         if self.knob is not None:
@@ -209,25 +214,10 @@ def measure_what_if(
     targets = list(plan.targets)
     variant = variant_for(workload, plan, sites)
     if variant is None:
-        return plan.failed(NOT_APPLICABLE[plan.kind], status="skipped")
+        return plan.skipped()
     return measure_variant(
         workload, variant, targets, reference, settings, device, baseline_sites=sites
     )
-
-
-NOT_APPLICABLE = {
-    "regional": "no sub-module of the workload compiles without a break on its own",
-    "disable": "no function holding a break could be found to disable",
-    "split": "no optimizer, or no module that compiles without a break, in the step",
-    "undisable": "no torch.compiler.disable wrapper named on the break's line was found",
-    "optimizer": "no optimizer in the step, or the model is not compiled in place",
-    "step": "no optimizer in the step, or the model is not compiled in place",
-    "module": "no optimizer or no module in the step, or the step is not compiled whole",
-    "fused": (
-        "no optimizer with a fused kernel for these parameters (or already fused), or the "
-        "model is not compiled in place"
-    ),
-}
 
 
 def variant_for(

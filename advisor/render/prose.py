@@ -185,11 +185,28 @@ def _diffs(w: WhatIf) -> str:
     return shown + ")"
 
 
+# Why a what-if of this kind was not tried (its record says only that it was skipped).
+NOT_APPLICABLE: dict[str, str] = {
+    "regional": "no sub-module of the workload compiles without a break on its own",
+    "disable": "no function holding a break could be found to disable",
+    "split": "no optimizer, or no module that compiles without a break, in the step",
+    "undisable": "no torch.compiler.disable wrapper named on the break's line was found",
+    "optimizer": "no optimizer in the step, or the model is not compiled in place",
+    "step": "no optimizer in the step, or the model is not compiled in place",
+    "module": "no optimizer or no module in the step, or the step is not compiled whole",
+    "fused": (
+        "no optimizer with a fused kernel for these parameters (or already fused), or the "
+        "model is not compiled in place"
+    ),
+}
+
+
 def what_if_line(w: WhatIf, training: bool = False) -> str:
     """The what-if's outcome in one line; on a training step (`training`) a variant that failed
     ran the full step (forward, backward, optimizer), so it breaks training."""
     if w.status == "skipped":
-        return f"{actions.what_if_label(w)}: not tried ({w.error or 'does not apply'})"
+        why = w.error or NOT_APPLICABLE.get(w.kind, "does not apply")
+        return f"{actions.what_if_label(w)}: not tried ({why})"
     if w.status != "measured":
         failed = "breaks training" if training else "failed"
         return f"{actions.what_if_label(w)}: {failed}: {w.error or 'no detail'}"
