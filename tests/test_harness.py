@@ -14,8 +14,9 @@ import torch
 from advisor.core.errors import AdvisorError
 from advisor.core.model import Settings
 from advisor.measure import cpus as measure_cpus
-from advisor.measure import harness, outputs
+from advisor.measure import harness
 from advisor.measure import timing as measure_timing
+from advisor.measure.torch_adapter import outputs
 from advisor.measure.workload import Workload
 
 

@@ -1,5 +1,6 @@
 """The layout shows the pipeline: which package may import which, read from the source (every
-import, including those inside functions), and what runs without torch.
+import, including those inside functions and under `if TYPE_CHECKING:`), and what runs without
+torch: only the torch adapter (`advisor.measure.torch_adapter`) imports torch.
 
     core  <-  measure (torch)
     core  <-  judge  <-  gate  <-  render  <-  sweep  <-  entry points (cli, api, runner, ...)
@@ -89,12 +90,20 @@ def stage(module: str) -> str | None:
     return parts[1] if len(parts) >= 2 and parts[1] in ALLOWED else None
 
 
+TORCH_ADAPTER = "advisor.measure.torch_adapter"
+
+
+def in_the_torch_adapter(module: str) -> bool:
+    return module == TORCH_ADAPTER or module.startswith(TORCH_ADAPTER + ".")
+
+
 def torch_importers(root: Path = ROOT) -> list[str]:
+    """Every module of `advisor` outside the torch adapter that imports torch."""
     known = modules(root)
     return sorted(
         name
         for name, path in known.items()
-        if stage(name) != "measure"
+        if not in_the_torch_adapter(name)
         and any(m == "torch" or m.startswith("torch.") for m in imports(path, known, root))
     )
 
@@ -153,7 +162,7 @@ def _package_and_its_module(component: list[str]) -> bool:
     return len(component) == 2 and component[1].startswith(component[0] + ".")
 
 
-def test_only_the_measuring_side_imports_torch() -> None:
+def test_only_the_torch_adapter_imports_torch() -> None:
     assert torch_importers() == []
 
 
@@ -176,12 +185,19 @@ def test_the_rules_find_torch_an_arrow_up_and_a_cycle(tmp_path: Path) -> None:
         "advisor/judge/__init__.py": "",
         "advisor/judge/rules.py": "import torch\nfrom advisor.measure import harness\n",
         "advisor/measure/__init__.py": "",
-        "advisor/measure/harness.py": "def f():\n    from advisor.judge import rules\n",
+        "advisor/measure/harness.py": (
+            "from typing import TYPE_CHECKING\n\n"
+            "if TYPE_CHECKING:\n    import torch\n\n"
+            "def f():\n    from advisor.judge import rules\n"
+        ),
+        "advisor/measure/torch_adapter/__init__.py": "",
+        "advisor/measure/torch_adapter/x.py": "import torch\nfrom torch import distributed\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert torch_importers(tmp_path) == ["advisor.judge.rules"]
+    # the measuring side's own modules too; the adapter's are not
+    assert torch_importers(tmp_path) == ["advisor.judge.rules", "advisor.measure.harness"]
     assert arrows_up(tmp_path) == [
         "advisor.judge.rules -> advisor.measure.harness",
         "advisor.measure.harness -> advisor.judge.rules",

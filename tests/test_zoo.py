@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.measure.outputs import compare_outputs
+from advisor.measure.torch_adapter import compare_outputs
 from advisor.measure.workload import load_target, scenario_names
 from benchmarks.zoo.hf_models import MODELS, build  # imports transformers only when building
 from tests.support.compile import capture_workload

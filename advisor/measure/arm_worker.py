@@ -49,11 +49,11 @@ def serve(
     # so); in here the flag only forbids children, and a script's DataLoader starts workers.
     multiprocessing.current_process().daemon = False
     _set_affinity(build_cpus)
-    import torch
-
+    # torch imported before the build, outside the muting (see `torch_adapter.import_torch`)
+    torch_adapter.import_torch()
     if task.settings.threads is not None:
         # before any compile: Dynamo guards on the thread count
-        torch.set_num_threads(task.settings.threads)
+        torch_adapter.set_intra_op_threads(task.settings.threads)
     with muted_dynamo_warnings():
         live = _build(task)
         conn.send(("built", live.built))
@@ -112,6 +112,5 @@ def _set_affinity(cpus: tuple[int, ...]) -> None:
 
 def preload() -> None:
     """What the fork server imports once, so each worker starts with torch imported."""
-    import torch  # noqa: F401
-
+    torch_adapter.import_torch()
     torch_adapter.torch_version()

@@ -20,9 +20,9 @@ from typing import Any
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.model import BreakSite, ModeError, ModeResult, Note, Settings, WhatIf
 from advisor.measure import harness, metronome, torch_adapter
-from advisor.measure.outputs import compare_outputs
 from advisor.measure.stages import WhatIfPlan, variant_for
 from advisor.measure.timing import timer_for
+from advisor.measure.torch_adapter import compare_outputs
 from advisor.measure.whatif import (
     GUARD_SKIP_KNOB,
     GUARD_SKIP_SETTING,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from advisor.core.model import Note
 from advisor.core.policy import BUSY_CPU
+from advisor.measure import torch_adapter
 from advisor.measure.environment import cpu_affinity
 
 LOCK_DIR = Path(tempfile.gettempdir()) / "advisor-cpu-locks"
@@ -78,11 +79,9 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
     if threads is None:
         yield cpu_affinity()
         return
-    import torch
-
-    previous_threads = torch.get_num_threads()
+    previous_threads = torch_adapter.intra_op_threads()
     previous_cpus = cpu_affinity()
-    torch.set_num_threads(threads)
+    torch_adapter.set_intra_op_threads(threads)
     claim = (
         claimed(_busy_first(previous_cpus), threads)
         if len(previous_cpus) > threads
@@ -94,7 +93,7 @@ def pinned(threads: int | None) -> Iterator[tuple[int, ...]]:
                 _set_affinity(free)
             yield cpu_affinity()
     finally:
-        torch.set_num_threads(previous_threads)
+        torch_adapter.set_intra_op_threads(previous_threads)
         if previous_cpus and cpu_affinity() != previous_cpus:
             _set_affinity(previous_cpus)
 

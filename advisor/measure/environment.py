@@ -6,9 +6,11 @@ import os
 import platform
 from pathlib import Path
 
-import torch
-
 from advisor.core.model import Environment
+from advisor.measure import torch_adapter
+
+# torch is imported with this module, as it always was (see `torch_adapter.import_torch`).
+torch_adapter.import_torch()
 
 
 def cpu_name() -> str:
@@ -22,14 +24,16 @@ def cpu_name() -> str:
 
 
 def describe(device: str) -> Environment:
-    cuda = torch.version.cuda if torch.cuda.is_available() else None
-    device_name = torch.cuda.get_device_name(device) if device.startswith("cuda") else cpu_name()
+    cuda = torch_adapter.cuda_version() if torch_adapter.cuda_available() else None
+    device_name = (
+        torch_adapter.cuda_device_name(device) if device.startswith("cuda") else cpu_name()
+    )
     return Environment(
-        torch=str(torch.__version__),
+        torch=torch_adapter.torch_version(),
         python=platform.python_version(),
         device_name=device_name,
         platform=f"{platform.system()} {platform.machine()}",
-        cpu_threads=torch.get_num_threads(),
+        cpu_threads=torch_adapter.intra_op_threads(),
         cuda=cuda,
         load_average=load_average(),
         cpu_affinity=cpu_affinity(),

@@ -20,15 +20,11 @@ from dataclasses import replace
 
 from advisor.core.model import ModeResult, Note, OutputCheck, WhatIf
 from advisor.measure.arms import Built
-from advisor.measure.outputs import TOLERANCES
-from advisor.measure.torch_adapter import LeafPrint
+from advisor.measure.torch_adapter import LeafPrint, tolerances_by_dtype_name
 
 Steps = tuple[tuple[LeafPrint, ...], ...]
 
 EAGER_LABEL = "eager"
-# (rtol, atol) by dtype name; a Python float from `.item()` is read at float32's
-_TOLERANCE = {str(dtype).removeprefix("torch."): tol for dtype, tol in TOLERANCES.items()}
-_TOLERANCE["float"] = TOLERANCES[next(d for d in TOLERANCES if str(d) == "torch.float32")]
 _EXACT = (0.0, 0.0)  # integers and booleans
 _FLOATING = ("float", "bfloat", "complex")  # a floating dtype without its own tolerance: float32's
 
@@ -93,7 +89,8 @@ def _leaf(exp: LeafPrint, act: LeafPrint) -> tuple[bool, float | None, bool]:
     if kind != (act.dtype, act.numel, act.whole, len(act.values)):
         return False, None, False
     floating = exp.dtype.startswith(_FLOATING)
-    rtol, atol = _TOLERANCE.get(exp.dtype, _TOLERANCE["float"] if floating else _EXACT)
+    table = tolerances_by_dtype_name()  # (rtol, atol) by dtype name
+    rtol, atol = table.get(exp.dtype, table["float"] if floating else _EXACT)
     ok, same, diffs = True, True, []
     for index, (e, a) in enumerate(zip(exp.values, act.values, strict=True)):
         if math.isnan(e) or math.isnan(a) or math.isinf(e) or math.isinf(a):

@@ -6,7 +6,7 @@
   `first_call_s` is compile plus the first run;
 - steady state: the modes timed interleaved (`advisor.measure.timing`);
 - peak memory is taken over one extra warm call per mode; results are checked against eager
-  (`advisor.measure.outputs`).
+  (`advisor.measure.torch_adapter.outputs`).
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.model import ModeResult, Note, Settings
 from advisor.core.stats import latency_stats
 from advisor.measure import torch_adapter
 from advisor.measure.cpus import pinned
-from advisor.measure.outputs import compare_outputs
 from advisor.measure.quiet import filtered_native_stderr
 from advisor.measure.timing import SampleLog, Timer, WallTimer, interleaved_samples, timer_for
+from advisor.measure.torch_adapter import compare_outputs
 from advisor.measure.workload import Workload
+
+# torch is imported with the harness, as it always was (see `torch_adapter.import_torch`).
+torch_adapter.import_torch()
 
 MODE_ORDER = ("eager", "default", "fullgraph")
 
@@ -38,9 +39,9 @@ CompileFn = Callable[[Callable[..., Any], Any, bool], Callable[..., Any]]
 def resolve_device(requested: str) -> str:
     """'auto' picks CUDA when present; an explicit CUDA request without a GPU is an error."""
     if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cuda" if torch_adapter.cuda_available() else "cpu"
     if requested.startswith("cuda"):
-        if not torch.cuda.is_available():
+        if not torch_adapter.cuda_available():
             raise AdvisorError(f"--device {requested} requested but no CUDA device is available")
         return requested
     if requested == "cpu":
@@ -373,7 +374,7 @@ def break_probe(device: str) -> Probe:
     `attribute.probe_prices`)."""
     backend = torch_adapter.InductorBackend("probe")
     broken, unbroken = torch_adapter.break_probe_functions()
-    x = torch.ones(8, device=device)
+    x = torch_adapter.probe_input(device)
     compiled = torch_adapter.compile_mode(broken, backend, False)
     compiled_unbroken = torch_adapter.compile_mode(unbroken, backend, False)
     probe = Probe(lambda: compiled(x), lambda: compiled_unbroken(x))

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from advisor.core.model import Settings
+from advisor.measure import torch_adapter
 
 LOCKSTEP_BUDGET_S = 1e9  # a time budget no run reaches: rounds stop at `repeats`
 LOCKSTEP_UNPROFILED = 12  # unprofiled reference calls in all (3 per profiler session)
@@ -49,10 +50,4 @@ def agreed(settings: Settings, value: Any) -> bool:
     same order). True outside a process group of more than one rank."""
     if not lockstep(settings):
         return True
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
-        return True
-    gathered: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, value)
-    return all(v == gathered[0] for v in gathered)
+    return torch_adapter.ranks_agree(value)

@@ -15,12 +15,11 @@ work is the device's, whose speed the host's does not predict.
 
 from __future__ import annotations
 
-from typing import Any
-
-import torch
-from torch import nn
-
+from advisor.measure import torch_adapter
 from advisor.measure.workload_def import Workload
+
+# torch is imported with this module, as it always was (see `torch_adapter.import_torch`).
+torch_adapter.import_torch()
 
 LABEL = "metronome"
 DEVICE = "cpu"
@@ -28,20 +27,5 @@ _SEED, _BATCH, _WIDTH = 0, 8, 64
 
 
 def workload() -> Workload:
-    generator = torch.Generator().manual_seed(_SEED)
-    model = nn.Sequential(
-        nn.Linear(_WIDTH, 2 * _WIDTH),
-        nn.GELU(),
-        nn.Linear(2 * _WIDTH, _WIDTH),
-        nn.LayerNorm(_WIDTH),
-    ).eval()
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.1)
-    x = torch.randn(_BATCH, _WIDTH, generator=generator)
-
-    def step(inputs: torch.Tensor) -> Any:
-        with torch.no_grad():
-            return model(inputs).sum()
-
+    step, x = torch_adapter.metronome_step(_SEED, _BATCH, _WIDTH)
     return Workload(step, (x,), name=LABEL)

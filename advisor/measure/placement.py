@@ -44,16 +44,14 @@ def module_roots(workload: Workload) -> dict[str, Any]:
     """The modules a workload compiles or reaches, by the name the user knows them by: its
     compiled module, the module it is, or the modules its function holds (bound `self`,
     closure cells, default arguments, the globals it names, its arguments)."""
-    import torch
-
     if workload.compiled_module is not None:
         return {"model": workload.compiled_module}
     fn = workload.fn
-    if isinstance(fn, torch.nn.Module):
+    if torch_adapter.is_module(fn):
         return {"model": fn}
     found: dict[str, Any] = {}
     for name, value in _held_by(fn, workload.args, dict(workload.kwargs)):
-        if isinstance(value, torch.nn.Module) and all(value is not v for v in found.values()):
+        if torch_adapter.is_module(value) and all(value is not v for v in found.values()):
             found[name] = value
     return found
 
@@ -61,12 +59,11 @@ def module_roots(workload: Workload) -> dict[str, Any]:
 def holds_ddp(workload: Workload) -> bool:
     """Whether a module the workload compiles or reaches is, or holds, a DistributedDataParallel
     module (its graphs are then split at gradient-bucket boundaries by DDP's optimizer)."""
-    try:
-        from torch.nn.parallel import DistributedDataParallel
-    except ImportError:  # a build without torch.distributed
+    ddp = torch_adapter.ddp_class()
+    if ddp is None:  # a build without torch.distributed
         return False
     return any(
-        isinstance(sub, DistributedDataParallel)
+        isinstance(sub, ddp)
         for module in module_roots(workload).values()
         for sub in module.modules()
     )
@@ -156,18 +153,14 @@ def clean_regions(
 def roots_compiled(workload: Workload) -> bool:
     """Whether the default mode compiles exactly the roots (the module, or its compiled
     module), rather than a function around them."""
-    import torch
-
-    return workload.compiled_module is not None or isinstance(workload.fn, torch.nn.Module)
+    return workload.compiled_module is not None or torch_adapter.is_module(workload.fn)
 
 
 def optimizers_held(workload: Workload) -> dict[str, Any]:
     """The optimizers a training step holds (closure cells, globals, bound self, arguments)."""
-    import torch
-
     found: dict[str, Any] = {}
     for name, value in _held_by(workload.fn, workload.args, dict(workload.kwargs)):
-        if isinstance(value, torch.optim.Optimizer) and all(value is not v for v in found.values()):
+        if torch_adapter.is_optimizer(value) and all(value is not v for v in found.values()):
             found[name] = value
     return found
 
@@ -233,11 +226,9 @@ def _traces_clean(
 def _shapes(call: _Recorded) -> str:
     """The call's inputs by shape (tensors) or type (anything else: a library object's
     `shape` may be a method)."""
-    import torch
-
     leaves, _ = torch_adapter.tree_leaves_and_spec((call.args, call.kwargs))
     return repr(
-        [tuple(leaf.shape) if isinstance(leaf, torch.Tensor) else type(leaf) for leaf in leaves]
+        [tuple(leaf.shape) if torch_adapter.is_tensor(leaf) else type(leaf) for leaf in leaves]
     )
 
 

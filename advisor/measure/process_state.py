@@ -19,7 +19,7 @@ def restored_globals() -> Iterator[None]:
     config = torch_adapter.compile_config_state()
     loggers = _logging_state()
     try:
-        with warnings.catch_warnings(), _torch_state():
+        with warnings.catch_warnings(), torch_adapter.kept_torch_state():
             yield
     finally:
         _restore_logging(loggers)
@@ -46,21 +46,3 @@ def _restore_logging(state: list[LoggerState]) -> None:
         for handler in [h for h in handlers if h not in logger.handlers]:
             logger.addHandler(handler)
         logger.propagate, logger.disabled = propagate, disabled
-
-
-@contextlib.contextmanager
-def _torch_state() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    grad = torch.is_grad_enabled()
-    cpu_rng = torch.random.get_rng_state()
-    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-        torch.set_grad_enabled(grad)
-        torch.random.set_rng_state(cpu_rng)
-        if cuda_rng is not None:
-            torch.cuda.set_rng_state_all(cuda_rng)

@@ -94,30 +94,10 @@ def _time_calls(call: Callable[[], Any], n: int, device: str) -> list[float]:
     return samples
 
 
-def _tiny_ops_us(x: Any, n: int) -> float:
-    import torch
-
-    start = time.perf_counter_ns()
-    for _ in range(n):
-        torch.neg(x)
-    return (time.perf_counter_ns() - start) / 1000.0 / n
-
-
 def calibrate_event_overhead(rounds: int = _CALIBRATION_ROUNDS) -> EventCalibration:
     """Profiler cost per event: a tiny aten op timed with and without the profiler, min over
     rounds (interference only adds time)."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    x = torch.ones(4)
-    _tiny_ops_us(x, _CALIBRATION_OPS)
-    profiled = []
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        _tiny_ops_us(x, 1)
-        for _ in range(rounds):
-            profiled.append(_tiny_ops_us(x, _CALIBRATION_OPS))
-    events_per_op = sum(1 for _ in prof.events()) / max(1, rounds * _CALIBRATION_OPS + 1)
-    bare = [_tiny_ops_us(x, _CALIBRATION_OPS) for _ in range(rounds)]
+    profiled, bare, events_per_op = ta.tiny_op_timings(rounds, _CALIBRATION_OPS)
     per_event = max(0.0, (min(profiled) - min(bare)) / max(events_per_op, 1.0))
     return EventCalibration(
         per_event_us=round(per_event, 4),
@@ -266,22 +246,9 @@ def _profile_session(
     probe: Callable[[], Any] | None,
 ) -> tuple[list[Any], list[Any]]:
     """One profiler session over `n_calls` recorded calls (and probes): the raw root events."""
-    import torch
-    from torch.profiler import profile
-
-    with profile(activities=activities) as prof:
-        # The first profiled call is often an outlier (profiler warm-up): run it unrecorded.
-        call()
-        ta.synchronize(device)
-        for _ in range(n_calls):
-            with torch.profiler.record_function(RECORD_NAME):
-                call()
-                ta.synchronize(device)
-            if probe is not None:
-                with torch.profiler.record_function(PROBE_RECORD_NAME):
-                    probe()
-                    ta.synchronize(device)
-    events = ta.function_events(prof)
+    events = ta.recorded_session(
+        call, n_calls, device, activities, probe, RECORD_NAME, PROBE_RECORD_NAME
+    )
     return _roots(events, RECORD_NAME), _roots(events, PROBE_RECORD_NAME)
 
 

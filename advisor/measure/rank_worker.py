@@ -23,6 +23,7 @@ from pathlib import Path
 from advisor.core.errors import AdvisorError
 from advisor.core.files import replace_atomically
 from advisor.core.serial import message_from_json, message_to_json
+from advisor.measure import torch_adapter
 from advisor.measure.lockstep import lockstep_settings
 from advisor.measure.pipeline import Progress, RunOptions, measure_workload
 from advisor.measure.quiet import muted_dynamo_warnings
@@ -66,14 +67,11 @@ def rank_device(device: str, local_rank: int) -> str:
 
 
 def measure_rank(task: RankTask, rank: Rank) -> RankResult:
-    import torch
-    import torch.distributed as dist
-
     device = rank_device(task.device, rank.local_rank)
     if device.startswith("cuda"):
-        torch.cuda.set_device(device)
+        torch_adapter.set_cuda_device(device)
     backend = "nccl" if device.startswith("cuda") else "gloo"
-    dist.init_process_group(backend, rank=rank.rank, world_size=rank.world_size)
+    torch_adapter.init_process_group(backend, rank=rank.rank, world_size=rank.world_size)
     try:
         params = json.loads(task.params_json)
         workload = load_target(task.target, device, params)
@@ -86,7 +84,7 @@ def measure_rank(task: RankTask, rank: Rank) -> RankResult:
         )
         measurements = measure_workload(workload, options, device, _progress(rank.rank))
     finally:
-        dist.destroy_process_group()
+        torch_adapter.destroy_process_group()
     return RankResult(rank.rank, measurements)
 
 

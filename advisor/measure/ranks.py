@@ -32,7 +32,7 @@ from advisor.core.identity import BreakIdentity, match
 from advisor.core.model import Note, Settings
 from advisor.core.processes import Launch, ProcessOutcome, run_processes
 from advisor.core.serial import message_from_json, message_to_json
-from advisor.measure import environment
+from advisor.measure import environment, torch_adapter
 from advisor.measure.isolate import child_environment, params_json
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, workload_info
 from advisor.measure.workload import check_target
@@ -130,9 +130,7 @@ def _check_gpus(device: str, ranks: int) -> None:
     """On CUDA each rank takes a GPU of its own (NCCL cannot put two ranks on one)."""
     if not device.startswith("cuda"):
         return
-    import torch
-
-    found = torch.cuda.device_count()
+    found = torch_adapter.cuda_device_count()
     if found < ranks:
         raise AdvisorError(
             f"--ranks {ranks} on CUDA needs {ranks} GPUs (one per rank); {found} found"

@@ -23,6 +23,7 @@ from typing import Any
 
 from advisor.core.errors import AdvisorError
 from advisor.core.script import ScriptSpec
+from advisor.measure import torch_adapter
 
 COMPILE_HOOK = "__advisor_compile__"  # the name the rewritten script calls after a definition
 _NAMED_BY_COMPILE = "__advisor_named_by_compile__"
@@ -108,10 +109,8 @@ def compiled_definition(obj: Any) -> Any:
     """A function compiled (through `torch.compile`, which the advisor stands in for), or a
     module class whose instances compile themselves when made; either marked as named by
     `--compile` (`named_by_compile`), so the survey tells it from the script's own compiles."""
-    import torch
-
     setattr(obj, _NAMED_BY_COMPILE, True)
-    if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+    if isinstance(obj, type) and torch_adapter.is_module_class(obj):
         init = obj.__init__
 
         def compiling_init(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -122,7 +121,7 @@ def compiled_definition(obj: Any) -> Any:
         obj.__init__ = compiling_init  # type: ignore[misc]
         return obj
     if callable(obj):
-        return torch.compile(obj)
+        return torch_adapter.torch_compile(obj)
     raise AdvisorError(f"--compile names {obj!r}, which is neither a function nor a module")
 
 

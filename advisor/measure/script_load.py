@@ -28,6 +28,7 @@ import greenlet
 
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.script import ScriptSpec, callable_key
+from advisor.measure import torch_adapter
 from advisor.measure.script_exec import CompileSites, ScriptEnd, run_script
 from advisor.measure.torch_adapter.intercept import (
     CompileRequest,
@@ -137,7 +138,7 @@ def load_script(spec: ScriptSpec, device: str) -> Workload:
     if not isinstance(event, _Call):
         raise AdvisorError(_ended_early(spec, event, runner.calls, wanted))
     name = f"{Path(spec.path).stem}.{_name(runner.target)}"
-    module = runner.target if _is_module(runner.target) else None
+    module = runner.target if torch_adapter.is_module(runner.target) else None
     if spec.unit == "call":
         if module is not None:
             unroute_module(module)  # a plain module again: the harness compiles it as a factory's
@@ -192,13 +193,7 @@ def _ended_early(spec: ScriptSpec, end: Any, calls: int, wanted: int) -> str:
     )
 
 
-def _is_module(value: Any) -> bool:
-    import torch
-
-    return isinstance(value, torch.nn.Module)
-
-
 def _name(target: Any) -> str:
-    if _is_module(target):
+    if torch_adapter.is_module(target):
         return type(target).__name__
     return str(getattr(target, "__qualname__", None) or getattr(target, "__name__", "callable"))

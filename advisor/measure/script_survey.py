@@ -12,7 +12,6 @@ Run as `python -m advisor.measure.script_survey SPEC_JSON OUT_JSON BUDGET_S` by 
 from __future__ import annotations
 
 import ast
-import gc
 import json
 import os
 import sys
@@ -20,7 +19,6 @@ import tempfile
 import threading
 import time
 import traceback
-import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -190,11 +188,7 @@ def _qualname(fn: Any) -> str:
 
 def _modules_alive() -> tuple[str, ...]:
     """nn.Modules the script made that are no other module's part, by class (user classes)."""
-    import torch
-
-    with warnings.catch_warnings():  # isinstance on deprecated torch attributes warns
-        warnings.simplefilter("ignore")
-        modules = [m for m in gc.get_objects() if isinstance(m, torch.nn.Module)]
+    modules = torch_adapter.live_modules()
     children = {id(c) for m in modules for c in m.children()}
     roots = Counter(
         type(m).__name__

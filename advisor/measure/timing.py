@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from advisor.core.errors import first_line
 from advisor.core.model import LatencyStats, Note, Settings
 from advisor.core.stats import latency_stats, relative_half_width
+from advisor.measure import torch_adapter
 
 
 class Timer(Protocol):
@@ -68,28 +69,14 @@ class CudaEventTimer:
     watch: Watch | None = None
 
     def now(self) -> float:
-        import torch
-
-        torch.cuda.synchronize(self.device)
+        torch_adapter.cuda_synchronize(self.device)
         return time.perf_counter()
 
     def sync(self) -> None:
-        import torch
-
-        torch.cuda.synchronize(self.device)
+        torch_adapter.cuda_synchronize(self.device)
 
     def time_block(self, call: Callable[[], Any], number: int) -> float:
-        import torch
-
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize(self.device)
-        start.record()
-        for _ in range(number):
-            call()
-        end.record()
-        end.synchronize()
-        return float(start.elapsed_time(end)) / 1e3
+        return torch_adapter.cuda_event_seconds(call, number, self.device)
 
 
 def timer_for(device: str) -> Timer:

@@ -32,9 +32,9 @@ from advisor.core.stats import median_difference_ci
 from advisor.core.taxonomy import Knob
 from advisor.measure import harness, torch_adapter
 from advisor.measure.capture import CaptureSession
-from advisor.measure.outputs import compare_outputs
 from advisor.measure.patching import as_in_file
 from advisor.measure.timing import Timer, Timing, interleaved_samples, timer_for
+from advisor.measure.torch_adapter import compare_outputs
 from advisor.measure.workload import Workload
 
 

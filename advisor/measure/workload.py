@@ -25,6 +25,7 @@ from typing import Any
 
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.script import SCRIPT_PARAM, ScriptSpec
+from advisor.measure import torch_adapter
 from advisor.measure.workload_def import Workload
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -142,10 +143,9 @@ def _accepts_one_argument(factory: Callable[..., Any]) -> bool:
 
 def moved_to(workload: Workload, device: str) -> Workload:
     """A device-agnostic factory's workload, moved to `device` (a no-op where it already is)."""
-    import torch
 
     def move(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
+        if torch_adapter.is_tensor(value):
             return value.to(device)
         if isinstance(value, tuple):
             return tuple(move(v) for v in value)
@@ -156,9 +156,9 @@ def moved_to(workload: Workload, device: str) -> Workload:
         return value
 
     fn = workload.fn
-    if isinstance(fn, torch.nn.Module):
+    if torch_adapter.is_module(fn):
         fn = fn.to(device)
-    if isinstance(workload.compiled_module, torch.nn.Module):
+    if torch_adapter.is_module(workload.compiled_module):
         workload.compiled_module.to(device)  # in place: the step holds this very module
     return dataclasses.replace(
         workload,
@@ -171,9 +171,7 @@ def moved_to(workload: Workload, device: str) -> Workload:
 def api_target(fn: Callable[..., Any]) -> str:
     """How a report names a function or module given to the Python API (no target string):
     for a module, its class, not the instance."""
-    import torch
-
-    named = type(fn) if isinstance(fn, torch.nn.Module) else fn
+    named = type(fn) if torch_adapter.is_module(fn) else fn
     module = getattr(named, "__module__", None) or "?"
     qualname = getattr(named, "__qualname__", None) or type(named).__name__
     return f"{module}.{qualname} (Python API)"
@@ -186,10 +184,8 @@ def inputs_device(
     args, kwargs and the module's parameters), else 'auto' for the CLI's choice."""
     if requested != "auto":
         return requested
-    import torch
-
-    tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
-    if isinstance(fn, torch.nn.Module):
+    tensors = [v for v in (*args, *kwargs.values()) if torch_adapter.is_tensor(v)]
+    if torch_adapter.is_module(fn):
         tensors += list(fn.parameters()) + list(fn.buffers())
     if not tensors:
         return "auto"

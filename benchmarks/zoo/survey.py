@@ -49,7 +49,7 @@ def survey_one(name: str, threads: int = THREADS, inductor: bool = True) -> dict
 
     torch.set_num_threads(threads)
     from advisor.measure import torch_adapter as ta
-    from advisor.measure.outputs import compare_outputs
+    from advisor.measure.torch_adapter import compare_outputs
     from benchmarks.zoo.hf_models import MODELS, build, parameter_count
 
     spec = MODELS[name]

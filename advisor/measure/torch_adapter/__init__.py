@@ -11,8 +11,13 @@ advise, render) uses this adapter's name tests and parsers on recorded artifacts
 
 One adapter, read as `torch_adapter.X` (the modules are split by concern; every public name is
 here): `compiler` (compiling, backends, recompile metrics, config), `messages` (Dynamo's text
-formats), `profiler` (profiler events, synchronisation, memory), `structured_trace` (the
-in-process trace listener).
+formats), `profiler` (profiler events and sessions, synchronisation, memory), `structured_trace`
+(the in-process trace listener), `outputs` (outputs compared with eager), `runtime` (the import,
+threads, grad mode and random state, CUDA's presence, synchronisation and event timing),
+`values` (tensor, module and optimizer tests), `distributed` (the process group, the ranks'
+agreement, DDP), `reference` (the metronome's model and the break probe's input),
+`fingerprint` and `training_state`. No other module of `advisor` imports torch
+(tests/test_layers.py checks).
 `studies` holds what only the studies in benchmarks/ need (Dynamo's graph_breaks logs).
 """
 
@@ -37,9 +42,16 @@ from advisor.measure.torch_adapter.compiler import (
     recompile_reasons,
     reset_dynamo,
     restore_compile_config,
+    torch_compile,
     torch_version,
     tree_leaves_and_spec,
     use_compiled_call,
+)
+from advisor.measure.torch_adapter.distributed import (
+    ddp_class,
+    destroy_process_group,
+    init_process_group,
+    ranks_agree,
 )
 from advisor.measure.torch_adapter.fingerprint import LeafPrint, output_fingerprint
 from advisor.measure.torch_adapter.messages import (
@@ -62,6 +74,11 @@ from advisor.measure.torch_adapter.messages import (
     recompile_cause,
     resume_origin,
     source_line,
+)
+from advisor.measure.torch_adapter.outputs import (
+    compare_outputs,
+    tolerances,
+    tolerances_by_dtype_name,
 )
 from advisor.measure.torch_adapter.profiler import (
     ATEN_PREFIX,
@@ -87,9 +104,25 @@ from advisor.measure.torch_adapter.profiler import (
     keeps_time_compiled,
     profiler_active,
     profiler_activities,
+    recorded_session,
     region_compile_id,
     synchronize,
     synchronize_if_initialised,
+    tiny_op_timings,
+)
+from advisor.measure.torch_adapter.reference import metronome_step, probe_input
+from advisor.measure.torch_adapter.runtime import (
+    cuda_available,
+    cuda_device_count,
+    cuda_device_name,
+    cuda_event_seconds,
+    cuda_synchronize,
+    cuda_version,
+    import_torch,
+    intra_op_threads,
+    kept_torch_state,
+    set_cuda_device,
+    set_intra_op_threads,
 )
 from advisor.measure.torch_adapter.structured_trace import (
     DDP_SPLIT_CHILD,
@@ -100,6 +133,13 @@ from advisor.measure.torch_adapter.structured_trace import (
 )
 from advisor.measure.torch_adapter.studies import quiet_graph_break_logs
 from advisor.measure.torch_adapter.training_state import training_state_kept
+from advisor.measure.torch_adapter.values import (
+    is_module,
+    is_module_class,
+    is_optimizer,
+    is_tensor,
+    live_modules,
+)
 
 __all__ = [
     "ATEN_PREFIX",
@@ -128,13 +168,22 @@ __all__ = [
     "UserFrame",
     "break_probe_functions",
     "classify_event",
+    "compare_outputs",
     "compilation_metrics_records",
     "compile_config_state",
     "compile_mode",
     "cpu_peak_call_bytes",
+    "cuda_available",
+    "cuda_device_count",
+    "cuda_device_name",
+    "cuda_event_seconds",
     "cuda_peak_call_bytes",
+    "cuda_synchronize",
+    "cuda_version",
     "current_compile_id",
+    "ddp_class",
     "describe_compile_failure",
+    "destroy_process_group",
     "disabled_wrappers",
     "dynamo_config_patch",
     "dynamo_config_snapshot",
@@ -148,31 +197,50 @@ __all__ = [
     "gb_type_to_code",
     "graph_source_lines",
     "guard_skipping_stances",
+    "import_torch",
+    "init_process_group",
+    "intra_op_threads",
     "is_aten_op",
     "is_backend_switch",
     "is_dynamo_own",
     "is_graph_call_event",
     "is_library_file",
+    "is_module",
+    "is_module_class",
+    "is_optimizer",
     "is_recompile_id",
     "is_structural_event",
+    "is_tensor",
     "keeps_time_compiled",
+    "kept_torch_state",
+    "live_modules",
+    "metronome_step",
     "module_call_impl",
     "one_line_guard_reason",
     "output_fingerprint",
     "parse_break_artifact",
     "parse_break_message",
+    "probe_input",
     "profiler_active",
     "profiler_activities",
     "quiet_graph_break_logs",
+    "ranks_agree",
     "recompile_cause",
     "recompile_reasons",
+    "recorded_session",
     "region_compile_id",
     "reset_dynamo",
     "restore_compile_config",
     "resume_origin",
+    "set_cuda_device",
+    "set_intra_op_threads",
     "source_line",
     "synchronize",
     "synchronize_if_initialised",
+    "tiny_op_timings",
+    "tolerances",
+    "tolerances_by_dtype_name",
+    "torch_compile",
     "torch_version",
     "training_state_kept",
     "tree_leaves_and_spec",

@@ -66,6 +66,14 @@ def compile_mode(fn: Callable[..., Any], backend: Any, fullgraph: bool) -> Calla
     return torch.compile(fn, backend=backend, fullgraph=fullgraph)
 
 
+def torch_compile(fn: Any) -> Any:
+    """`torch.compile(fn)` with torch's defaults, `torch.compile` read at the call: in a script
+    the advisor runs, that is the advisor's stand-in (`intercept`)."""
+    import torch
+
+    return torch.compile(fn)
+
+
 def module_call_impl(module: Any) -> Callable[..., Any]:
     """What `nn.Module.compile()` compiles: the module's own call implementation (a script's
     compiled function, routed: the function itself)."""

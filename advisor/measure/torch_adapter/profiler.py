@@ -1,11 +1,13 @@
 """torch.profiler: the names of the events Dynamo and Inductor record (regions, cache lookups,
 graph calls, aten ops, memory), what each kind of event is, the profiler's activities and
-event fields, device synchronisation, and peak memory over one call.
+event fields, device synchronisation, a recorded session over the workload's calls, the
+tiny-op loop that calibrates the profiler's cost per event, and peak memory over one call.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -159,6 +161,67 @@ def synchronize_if_initialised() -> None:
 
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
+
+
+# --- sessions ---------------------------------------------------------------------------------
+
+
+def recorded_session(
+    call: Callable[[], Any],
+    n_calls: int,
+    device: str,
+    activities: Any,
+    probe: Callable[[], Any] | None,
+    record_name: str,
+    probe_record_name: str,
+) -> list[Any]:
+    """One profiler session over `n_calls` calls, each inside a `record_function(record_name)`
+    (and each followed by a probe call in `probe_record_name`), the device synchronised after
+    each: the session's function events."""
+    import torch
+    from torch.profiler import profile
+
+    with profile(activities=activities) as prof:
+        # The first profiled call is often an outlier (profiler warm-up): run it unrecorded.
+        call()
+        synchronize(device)
+        for _ in range(n_calls):
+            with torch.profiler.record_function(record_name):
+                call()
+                synchronize(device)
+            if probe is not None:
+                with torch.profiler.record_function(probe_record_name):
+                    probe()
+                    synchronize(device)
+    return function_events(prof)
+
+
+def _tiny_ops_us(x: Any, n: int) -> float:
+    import torch
+
+    start = time.perf_counter_ns()
+    for _ in range(n):
+        torch.neg(x)
+    return (time.perf_counter_ns() - start) / 1000.0 / n
+
+
+def tiny_op_timings(rounds: int, ops: int) -> tuple[list[float], list[float], float]:
+    """A loop of `ops` tiny aten ops (`neg` of four elements) timed `rounds` times inside one
+    CPU profiler session, then `rounds` times without: (profiled µs per op per round, bare µs per
+    op per round, profiler events per op)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.ones(4)
+    _tiny_ops_us(x, ops)
+    profiled = []
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        _tiny_ops_us(x, 1)
+        for _ in range(rounds):
+            profiled.append(_tiny_ops_us(x, ops))
+    events_per_op = sum(1 for _ in prof.events()) / max(1, rounds * ops + 1)
+    bare = [_tiny_ops_us(x, ops) for _ in range(rounds)]
+    return profiled, bare, events_per_op
 
 
 # --- memory -----------------------------------------------------------------------------------
