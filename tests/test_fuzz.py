@@ -10,7 +10,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -93,41 +93,79 @@ def test_any_run_target_prints_one_error_line(
     assert err.count("\n") == 1 and err.startswith("advisor: error: "), err
 
 
-MODULE_BODIES = [
-    "def factory(device): return print, ()",
-    "def factory(): return print, [1]",
-    "def factory(device): return 1",
-    "def factory(device): return (1, 2)",
-    "def factory(device): return lambda: 1",
-    "def factory(device): raise ValueError('no\\nweights')",
-    "def factory(*, size): return print, ()",
-    "def factory(device, **kw): raise SystemExit(4)",
-    "factory = 3",
-    "import advisor_no_such_module_xyz",
-    "raise SystemExit(3)",
-    "raise KeyError('k')",
-    "def factory(device):\n  return Workload",
-    "from advisor import Workload\ndef factory(device): return Workload(3)",
-    "from advisor import Workload\ndef factory(device): return Workload(print, (1,))",
-]
+# each body, and whether it makes a workload (True) or an AdvisorError (False)
+MODULE_BODIES = {
+    "def factory(device): return print, ()": True,
+    "def factory(): return print, [1]": True,
+    "def factory(device): return 1": False,
+    "def factory(device): return (1, 2)": False,
+    "def factory(device): return lambda: 1": False,
+    "def factory(device): raise ValueError('no\\nweights')": False,
+    "def factory(*, size): return print, ()": False,
+    "def factory(device, **kw): raise SystemExit(4)": False,
+    "factory = 3": False,
+    "import advisor_no_such_module_xyz": False,
+    "raise SystemExit(3)": False,
+    "raise KeyError('k')": False,
+    "def factory(device):\n  return Workload": False,
+    "from advisor import Workload\ndef factory(device): return Workload(3)": False,
+    "from advisor import Workload\ndef factory(device): return Workload(print, (1,))": True,
+}
 _file_numbers = itertools.count()
+Loader = Callable[[str, str], Workload]
 
 
-@FAST
-@given(body=st.one_of(st.sampled_from(MODULE_BODIES), st.text(max_size=60)))
-def test_any_target_file_loads_or_is_an_advisor_error(empty_cwd: Path, body: str) -> None:
-    path = empty_cwd / f"fuzz_target_{next(_file_numbers)}.py"
+def target_file_problem(load: Loader, folder: Path, body: str, loads: bool | None) -> str | None:
+    """What is wrong with how `load` treats a target file holding `body` (None: nothing).
+    `loads` says whether the body makes a workload; None when any clean outcome is right."""
+    path = folder / f"fuzz_target_{next(_file_numbers)}.py"
     path.write_text(body, encoding="utf-8", errors="surrogatepass")
     before = set(sys.modules)
     try:
-        workload = load_target(f"{path}:factory", "cpu")
+        workload = load(f"{path}:factory", "cpu")
     except AdvisorError as exc:
-        assert str(exc)
-    else:
-        assert isinstance(workload, Workload) and callable(workload.fn)
+        if not str(exc) or "\n" in str(exc):
+            return f"an error that is not one line: {str(exc)!r}"
+        return f"a good target refused: {exc}" if loads else None
     finally:
         for name in set(sys.modules) - before:
             del sys.modules[name]
+    if loads is False:
+        return "a bad target loaded"
+    if not (isinstance(workload, Workload) and callable(workload.fn)):
+        return f"loaded as {type(workload).__name__}, not a workload"
+    return None
+
+
+@pytest.mark.parametrize("body", sorted(MODULE_BODIES))
+def test_each_known_target_file_loads_or_is_refused_as_expected(empty_cwd: Path, body: str) -> None:
+    assert target_file_problem(load_target, empty_cwd, body, MODULE_BODIES[body]) is None
+
+
+def _refuse_everything(target: str, device: str) -> Workload:
+    raise AdvisorError("no")
+
+
+def _load_multiline(target: str, device: str) -> Workload:
+    try:
+        return load_target(target, device)
+    except AdvisorError as exc:
+        raise AdvisorError(f"{exc}\n(planted)") from None
+
+
+@pytest.mark.parametrize("planted", [_refuse_everything, _load_multiline])
+def test_the_target_file_check_fails_on_a_planted_loader(empty_cwd: Path, planted: Loader) -> None:
+    problems = [
+        target_file_problem(planted, empty_cwd, body, loads)
+        for body, loads in MODULE_BODIES.items()
+    ]
+    assert any(problems)
+
+
+@FAST
+@given(body=st.text(max_size=60))
+def test_any_target_file_loads_or_is_an_advisor_error(empty_cwd: Path, body: str) -> None:
+    assert target_file_problem(load_target, empty_cwd, body, MODULE_BODIES.get(body)) is None
 
 
 # --- saved reports ------------------------------------------------------------------------------
@@ -161,16 +199,51 @@ def _set(data: Any, path: tuple[Any, ...], value: Any) -> None:
     data[path[-1]] = value
 
 
+ReportReader = Callable[[str], Report]
+
+
+def truncated_report_problem(read: ReportReader, cut: int) -> str | None:
+    """What is wrong with how `read` takes the report cut after `cut` characters: only the
+    whole text is a report, every shorter one a clear error."""
+    text = REPORT_TEXT[:cut]
+    whole = text.strip() == REPORT_TEXT.strip()
+    try:
+        report = read(text)
+    except ValueError as exc:
+        if whole:
+            return f"the whole report refused: {exc}"
+        clear = str(exc).startswith(("not valid JSON", "not an advisor report", "malformed report"))
+        return None if clear else f"an unclear error: {exc}"
+    if not whole:
+        return f"a report cut at {cut} of {len(REPORT_TEXT)} loaded"
+    return None if report == full_report() else "the whole report read back changed"
+
+
 @FAST
 @given(cut=st.integers(min_value=0, max_value=len(REPORT_TEXT)))
 def test_a_truncated_report_is_a_clear_error(cut: int) -> None:
-    text = REPORT_TEXT[:cut]
+    assert truncated_report_problem(report_from_json, cut) is None
+
+
+def test_the_whole_report_reads_back_equal() -> None:
+    assert truncated_report_problem(report_from_json, len(REPORT_TEXT)) is None
+
+
+def _read_leniently(text: str) -> Report:
     try:
-        report = report_from_json(text)
-    except ValueError as exc:
-        assert str(exc).startswith(("not valid JSON", "not an advisor report", "malformed report"))
-    else:
-        assert text.strip() == REPORT_TEXT.strip() and report == full_report()
+        return report_from_json(text)
+    except ValueError:
+        return full_report()
+
+
+def _refuse_every_report(text: str) -> Report:
+    raise ValueError("not valid JSON")
+
+
+@pytest.mark.parametrize("planted", [_read_leniently, _refuse_every_report])
+def test_the_truncation_check_fails_on_a_planted_reader(planted: ReportReader) -> None:
+    cuts = (0, len(REPORT_TEXT) // 2, len(REPORT_TEXT))
+    assert any(truncated_report_problem(planted, cut) for cut in cuts)
 
 
 @FAST
@@ -186,6 +259,33 @@ def test_a_report_with_a_wrong_value_loads_or_is_a_clear_error(
         assert str(exc).startswith("malformed report: ")
     else:
         assert isinstance(report, Report)
+
+
+# a typed field, and a value of the wrong type for it
+WRONG_TYPES = [
+    (("modes", 0, "latency", "median_ms"), "fast"),
+    (("modes", 0, "mode"), 3),
+    (("breaks",), {"a": 1}),
+]
+
+
+@pytest.mark.parametrize(("path", "value"), WRONG_TYPES)
+def test_a_wrong_type_in_a_typed_field_is_malformed(path: tuple[Any, ...], value: Any) -> None:
+    assert path in REPORT_PATHS
+    data = json.loads(REPORT_TEXT)
+    _set(data, path, value)
+    with pytest.raises(ValueError, match=r"^malformed report: "):
+        report_from_json(json.dumps(data))
+
+
+@pytest.mark.parametrize("path", [p for p, _ in WRONG_TYPES])
+def test_a_field_given_its_own_value_back_reads_equal(path: tuple[Any, ...]) -> None:
+    data = json.loads(REPORT_TEXT)
+    original = data
+    for key in path:
+        original = original[key]
+    _set(data, path, original)
+    assert report_from_json(json.dumps(data)) == full_report()
 
 
 @FAST
