@@ -146,6 +146,20 @@ def test_an_optimizer_placement_that_saves_leads_with_when_it_pays() -> None:
     assert "pays for itself after 75,000 calls" in title
 
 
+def test_a_fused_optimizer_has_no_break_even_however_long_its_first_call() -> None:
+    # fused=True compiles nothing more than the default mode: its workers' longer first call
+    # (5 s against 2 s) is the machine's noise, not a compile that a saving pays back
+    rep = Replication(processes=4, rounds=5, first_call_s=(5.0,) * 4)
+    fused = what_if(
+        knob="placement:fused", setting="fused", fix="placement", kind="fused",
+        targets=(), removed=(), variant_ms=0.06, saving_ms=0.04, saving_ci_ms=(0.035, 0.045),
+        replication=rep,
+    )  # fmt: skip
+    default = dataclasses.replace(mode("default", 0.1), first_call_s=2.0)
+    first = run_advise(what_ifs=[fused], default=default).actions[0]
+    assert first.kind == "fused" and first.break_even_calls is None
+
+
 def test_a_variant_that_fails_on_a_training_step_breaks_training() -> None:
     failed = WhatIf(
         "capture_dynamic_output_shape_ops=True", "capture_dynamic_output_shape_ops", "rewrite",

@@ -81,6 +81,9 @@ class Verdict(StrEnum):
 # The placements of torch.compile in a training step that aim at no break, planned from its
 # `TrainingStep` (`advisor.measure.training_variants`), breaks or not.
 TRAINING_PLACEMENTS = (WhatIfKind.OPTIMIZER, WhatIfKind.STEP, WhatIfKind.MODULE, WhatIfKind.FUSED)
+# What-ifs that compile nothing beyond what the default mode compiles: a longer first call in
+# their workers is the machine's noise, not a compile to pay back (no break-even).
+ADDS_NO_COMPILE = (WhatIfKind.FUSED,)
 
 
 def coerced(kind: type[E], value: str) -> E:

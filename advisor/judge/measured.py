@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from statistics import median
 
 from advisor.core import replication, stats
+from advisor.core.kinds import ADDS_NO_COMPILE
 from advisor.core.model import LatencyStats, ModeResult, Replication, WhatIf
 from advisor.core.replication import measurable
 from advisor.judge.numerics import mode_accepted, mode_output, what_if_accepted
@@ -73,6 +74,8 @@ def break_even_calls(step: MeasuredStep, default_first_call_s: float | None) -> 
     """After how many calls the step's saving pays for the compile and first call it adds to
     the default mode's (both the median worker's); None where it adds none, or its saving is
     not measurable (beyond noise)."""
+    if step.kind in ADDS_NO_COMPILE:
+        return None
     if step.first_call_s is None or default_first_call_s is None or not step.beyond_noise:
         return None
     extra_s = step.first_call_s - default_first_call_s
