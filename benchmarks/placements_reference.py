@@ -28,6 +28,7 @@ from tabulate import tabulate
 
 from advisor.sweep.manifest import load_manifest
 from benchmarks import reference_ab
+from benchmarks.study_output import write_study
 
 MANIFEST = Path("benchmarks/manifests/training_placements.toml")
 ADVISOR = Path("reports/benchmarks/training_placements/placements.json")
@@ -225,13 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = judge(args.runs, args.advisor)
     if not rows:
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "placements_reference.json").write_text(
-        json.dumps({"targets": rows}, indent=1) + "\n"
-    )
-    text = render(rows)
-    (args.out / "placements_reference.md").write_text(text)
-    print(text)
+    write_study(args.out, "placements_reference", {"targets": rows}, render(rows))
     return 0
 
 

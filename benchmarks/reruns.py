@@ -37,6 +37,7 @@ from advisor.sweep.manifest import tomllib
 from benchmarks import reference_ab
 from benchmarks.machine import load1, wait_until_quiet
 from benchmarks.reruns_render import render
+from benchmarks.study_output import write_study
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "benchmarks" / "manifests" / "reruns.toml"
@@ -296,11 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": results,
         "share_spread": share_spread(results),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    saved_path.write_text(json.dumps(result, indent=1, default=str) + "\n")
-    text = render(result)
-    (args.out / "reruns.md").write_text(text)
-    print(text)
+    write_study(args.out, "reruns", result, render(result))
     return 0
 
 

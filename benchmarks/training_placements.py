@@ -13,7 +13,6 @@ which its extra compile pays, and the first action.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from tabulate import tabulate
 
 from advisor.core.model import TRAINING_PLACEMENTS, Report
 from advisor.render.report_io import load_report
+from benchmarks.study_output import write_study
 
 OUT = Path("reports/benchmarks/training_placements")
 PLACEMENTS = (*TRAINING_PLACEMENTS, "split", "regional")
@@ -92,13 +92,13 @@ def render(rows: list[dict[str, Any]]) -> str:
         table.append([
             row["name"], f"{row['eager_ms']:.3g}" if row["eager_ms"] else "-",
             f"{row['default_ms']:.3g}" if row["default_ms"] else "-", split,
-            saving(row, "optimizer"), saving(row, "step"),
+            saving(row, "optimizer"), saving(row, "fused"), saving(row, "step"),
             saving(row, "module" if "module" in row["placements"] else "regional"),
             saving(row, "split"), first,
         ])  # fmt: skip
     headers = [
         "target", "eager ms", "default ms", "forward / backward / optimizer",
-        "opt.step compiled too", "whole step compiled",
+        "opt.step compiled too", "optimizer built fused=True", "whole step compiled",
         "model alone compiled (or its break-free modules)", "model and opt.step apart", "first",
     ]  # fmt: skip
     return (
@@ -122,11 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"training_placements: no report.json under {args.sweep}", file=sys.stderr)
         return 2
     rows = [target_row(f.name, load_report(f)) for f in folders]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "placements.json").write_text(json.dumps({"targets": rows}, indent=1) + "\n")
-    text = render(rows)
-    (args.out / "placements.md").write_text(text)
-    print(text)
+    write_study(args.out, "placements", {"targets": rows}, render(rows))
     return 0
 
 
