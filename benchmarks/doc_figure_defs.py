@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import doc_figure_replication, doc_figure_reruns
+from benchmarks import doc_figure_replication, doc_figure_reruns, doc_figure_training
 from benchmarks.doc_figure_base import Block, Figure, Make, at, of, resolve, span
 
 # --- infer_loop: the committed example report the README walks through ---------------------
@@ -30,6 +30,16 @@ def _speedup(report: dict[str, Any]) -> str:
     eager = resolve(report, "modes[mode=eager].latency.median_ms")
     default = resolve(report, "modes[mode=default].latency.median_ms")
     return f"{eager / default:.2f}x"
+
+
+def _pooled_iqr(report: dict[str, Any]) -> str:
+    """Each mode's IQR of its pooled blocks, a share of its median."""
+    shares = []
+    for mode in report["modes"]:
+        latency = mode.get("latency") or {}
+        if latency.get("median_ms") and latency.get("iqr_ms") is not None:
+            shares.append(f"{mode['mode']} {latency['iqr_ms'] / latency['median_ms']:.0%}")
+    return ", ".join(shares)
 
 
 EXCERPT_WIDTH = 100  # columns the console excerpt is rendered in
@@ -245,6 +255,7 @@ def _example_figures(name: str, report: str) -> dict[str, Figure]:
             report, at("modes[mode=default].latency.median_ms", "{:.4f} ms")
         ),
         f"{name}.speedup": Figure(report, _speedup),
+        f"{name}.pooled_iqr": Figure(report, _pooled_iqr),
         f"{name}.first_action": Figure(report, at("actions.0.title")),
         f"{name}.wall_s": Figure(report, at("wall_s", "{:.1f} s")),
     }
@@ -292,6 +303,7 @@ for _key, _folder in ZOOS.items():
 
 FIGURES.update(doc_figure_replication.figures())
 FIGURES.update(doc_figure_reruns.figures())
+FIGURES.update(doc_figure_training.figures())
 
 BLOCKS: dict[str, Block] = {
     "infer_loop.console": Block(EXAMPLE, lambda p: console_excerpt(p, SCRIPT_EXCERPT)),

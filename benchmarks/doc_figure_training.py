@@ -1,0 +1,60 @@
+"""Figures docs/training.md quotes from the training studies (reports/benchmarks/train_fixed/,
+reports/benchmarks/placements_reference/; nothing here measures)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.doc_figure_base import Figure, of
+
+TRAIN_FIXED = "reports/benchmarks/train_fixed/train_fixed.json"
+PLACEMENTS = "reports/benchmarks/placements_reference/placements_reference.json"
+
+
+def _fixed_agreed(data: dict[str, Any]) -> str:
+    rows = data["scenarios"]
+    return of(sum(bool(r["within"] or r["inside"]) for r in rows), len(rows))
+
+
+def _fixed_within(data: dict[str, Any]) -> str:
+    rows = data["scenarios"]
+    return of(sum(bool(r["within"]) for r in rows), len(rows))
+
+
+def _reference_share(name: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        row = next(r for r in data["scenarios"] if r["name"] == name)
+        return f"{row['reference_share']:+.1%} vs {row['projected_share']:+.1%}"
+
+    return make
+
+
+def _first_actions(data: dict[str, Any]) -> str:
+    kinds = [r["first_action"] or "none" for r in data["scenarios"]]
+    return ", ".join(f"{kind} {kinds.count(kind)}" for kind in sorted(set(kinds)))
+
+
+def _first_right(half: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        rows = [r for r in data["targets"] if r["half"] == half]
+        return of(sum(bool(r["first_right"]) for r in rows), len(rows))
+
+    return make
+
+
+def _placements_agreed(data: dict[str, Any]) -> str:
+    compared = [o["agrees"] for r in data["targets"] for o in r["options"].values() if o["agrees"]]
+    return of(sum(a != "off" for a in compared), len(compared))
+
+
+def figures() -> dict[str, Figure]:
+    return {
+        "train_fixed.agreed": Figure(TRAIN_FIXED, _fixed_agreed),
+        "train_fixed.within": Figure(TRAIN_FIXED, _fixed_within),
+        "train_fixed.mask": Figure(TRAIN_FIXED, _reference_share("train_mask")),
+        "train_fixed.first_actions": Figure(TRAIN_FIXED, _first_actions),
+        "placements_ref.tuning_right": Figure(PLACEMENTS, _first_right("tuning")),
+        "placements_ref.heldout_right": Figure(PLACEMENTS, _first_right("held out")),
+        "placements_ref.agreed": Figure(PLACEMENTS, _placements_agreed),
+    }
