@@ -10,6 +10,8 @@ from benchmarks.doc_figure_base import Figure, of
 
 TRAIN_FIXED = "reports/benchmarks/train_fixed/train_fixed.json"
 PLACEMENTS = "reports/benchmarks/placements_reference/placements_reference.json"
+# the first reference run (4 rounds), kept beside the second (8 rounds) it is compared with
+PLACEMENTS_FIRST = "reports/benchmarks/placements_reference/rounds4/placements_reference.json"
 
 
 def _fixed_agreed(data: dict[str, Any]) -> str:
@@ -57,4 +59,7 @@ def figures() -> dict[str, Figure]:
         "placements_ref.tuning_right": Figure(PLACEMENTS, _first_right("tuning")),
         "placements_ref.heldout_right": Figure(PLACEMENTS, _first_right("held out")),
         "placements_ref.agreed": Figure(PLACEMENTS, _placements_agreed),
+        "placements_ref4.tuning_right": Figure(PLACEMENTS_FIRST, _first_right("tuning")),
+        "placements_ref4.heldout_right": Figure(PLACEMENTS_FIRST, _first_right("held out")),
+        "placements_ref4.agreed": Figure(PLACEMENTS_FIRST, _placements_agreed),
     }

@@ -15,6 +15,7 @@ from torch import nn
 
 from advisor.core.model import (
     TRAINING_PLACEMENTS,
+    Action,
     CodeUnit,
     Location,
     Replication,
@@ -22,6 +23,7 @@ from advisor.core.model import (
     TrainingStep,
     WhatIf,
 )
+from advisor.judge.advise import Advice
 from advisor.measure import placement, torch_adapter
 from advisor.measure.harness import eager_reference
 from advisor.measure.stages import what_if_plan
@@ -127,18 +129,23 @@ def test_a_placement_of_the_other_form_does_not_apply() -> None:
     assert training_variant("optimizer", Workload(model, (torch.randn(1, 2),)), []) is None
 
 
-def test_an_optimizer_placement_that_saves_leads_with_when_it_pays() -> None:
-    # the step: 0.1 ms, its default compile 2 s; compiling opt.step saves 0.04 ms per call and
-    # adds 3 s of compile: it pays after 3 / 0.04e-3 = 75,000 calls
+def first_action_placed(kind: str) -> tuple[Action, Advice]:
+    """The first action of a run whose default step is 0.1 ms (its workers' compile and first
+    call 2 s) and where placement `kind` saves 0.04 ms per call, its workers' first call 5 s."""
     rep = Replication(processes=4, rounds=5, first_call_s=(5.0,) * 4)
     placed = what_if(
-        knob="placement:optimizer", setting="optimizer", fix="placement", kind="optimizer",
+        knob=f"placement:{kind}", setting=kind, fix="placement", kind=kind,
         targets=(), removed=(), variant_ms=0.06, saving_ms=0.04, saving_ci_ms=(0.035, 0.045),
         replication=rep,
     )  # fmt: skip
     default = dataclasses.replace(mode("default", 0.1), first_call_s=2.0)
     advice = run_advise(what_ifs=[placed], default=default)
-    first = advice.actions[0]
+    return advice.actions[0], advice
+
+
+def test_an_optimizer_placement_that_saves_leads_with_when_it_pays() -> None:
+    # compiling opt.step adds 5 - 2 = 3 s of compile: it pays after 3 / 0.04e-3 = 75,000 calls
+    first, advice = first_action_placed("optimizer")
     assert first.kind == "optimizer" and first.break_even_calls == pytest.approx(75_000)
     report = dataclasses.replace(full_report(), actions=advice.actions, ledger=advice.ledger)
     title = action_title(first, report, displayer(report))
@@ -148,15 +155,8 @@ def test_an_optimizer_placement_that_saves_leads_with_when_it_pays() -> None:
 
 def test_a_fused_optimizer_has_no_break_even_however_long_its_first_call() -> None:
     # fused=True compiles nothing more than the default mode: its workers' longer first call
-    # (5 s against 2 s) is the machine's noise, not a compile that a saving pays back
-    rep = Replication(processes=4, rounds=5, first_call_s=(5.0,) * 4)
-    fused = what_if(
-        knob="placement:fused", setting="fused", fix="placement", kind="fused",
-        targets=(), removed=(), variant_ms=0.06, saving_ms=0.04, saving_ci_ms=(0.035, 0.045),
-        replication=rep,
-    )  # fmt: skip
-    default = dataclasses.replace(mode("default", 0.1), first_call_s=2.0)
-    first = run_advise(what_ifs=[fused], default=default).actions[0]
+    # is the machine's noise, not a compile that a saving pays back
+    first, _ = first_action_placed("fused")
     assert first.kind == "fused" and first.break_even_calls is None
 
 
