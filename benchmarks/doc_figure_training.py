@@ -1,5 +1,6 @@
 """Figures docs/training.md quotes from the training studies (reports/benchmarks/train_fixed/,
-reports/benchmarks/placements_reference/; nothing here measures)."""
+reports/benchmarks/placements_reference/; nothing here measures). The placements are counted
+by the study's own `tally`, so a figure and the study's summary cannot count apart."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.doc_figure_base import Figure, of
+from benchmarks.placements_reference import tally
 
 TRAIN_FIXED = "reports/benchmarks/train_fixed/train_fixed.json"
 PLACEMENTS = "reports/benchmarks/placements_reference/placements_reference.json"
@@ -39,15 +41,15 @@ def _first_actions(data: dict[str, Any]) -> str:
 
 def _first_right(half: str) -> Callable[[Any], str]:
     def make(data: dict[str, Any]) -> str:
-        rows = [r for r in data["targets"] if r["half"] == half]
-        return of(sum(bool(r["first_right"]) for r in rows), len(rows))
+        right, targets, _, _ = tally(data["targets"], half)
+        return of(right, targets)
 
     return make
 
 
 def _placements_agreed(data: dict[str, Any]) -> str:
-    compared = [o["agrees"] for r in data["targets"] for o in r["options"].values() if o["agrees"]]
-    return of(sum(a != "off" for a in compared), len(compared))
+    _, _, agreed, compared = tally(data["targets"])
+    return of(agreed, compared)
 
 
 def figures() -> dict[str, Figure]:

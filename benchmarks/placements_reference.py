@@ -153,17 +153,23 @@ def _cell(option: dict[str, Any]) -> str:
     return text + (f" ({option['agrees']})" if option["agrees"] else "")
 
 
+def tally(rows: list[dict[str, Any]], half: str | None = None) -> tuple[int, int, int, int]:
+    """Over the targets of `half` (None: all): first actions right, targets, placement savings
+    agreeing, placement savings compared."""
+    part = [r for r in rows if half is None or r["half"] == half]
+    compared = [o for r in part for o in r["options"].values() if o["agrees"]]
+    right = sum(bool(r["first_right"]) for r in part)
+    return right, len(part), sum(o["agrees"] != "off" for o in compared), len(compared)
+
+
 def summary(rows: list[dict[str, Any]]) -> list[str]:
     lines = []
     for half in ("tuning", "held out"):
-        part = [r for r in rows if r["half"] == half]
-        right = sum(r["first_right"] for r in part)
-        compared = [o for r in part for o in r["options"].values() if o["agrees"]]
-        agreed = sum(o["agrees"] != "off" for o in compared)
+        right, targets, agreed, compared = tally(rows, half)
         lines.append(
             f"- {half}: first action the reference's best (or one it cannot tell from it) on "
-            f"{right} of {len(part)} targets; placement savings agreeing on {agreed} of "
-            f"{len(compared)}"
+            f"{right} of {targets} targets; placement savings agreeing on {agreed} of "
+            f"{compared}"
         )
     return lines
 

@@ -15,7 +15,6 @@ from torch import nn
 
 from advisor.core.model import (
     TRAINING_PLACEMENTS,
-    Action,
     CodeUnit,
     Location,
     Replication,
@@ -129,8 +128,8 @@ def test_a_placement_of_the_other_form_does_not_apply() -> None:
     assert training_variant("optimizer", Workload(model, (torch.randn(1, 2),)), []) is None
 
 
-def first_action_placed(kind: str) -> tuple[Action, Advice]:
-    """The first action of a run whose default step is 0.1 ms (its workers' compile and first
+def advice_placed(kind: str) -> Advice:
+    """The advice of a run whose default step is 0.1 ms (its workers' compile and first
     call 2 s) and where placement `kind` saves 0.04 ms per call, its workers' first call 5 s."""
     rep = Replication(processes=4, rounds=5, first_call_s=(5.0,) * 4)
     placed = what_if(
@@ -139,13 +138,13 @@ def first_action_placed(kind: str) -> tuple[Action, Advice]:
         replication=rep,
     )  # fmt: skip
     default = dataclasses.replace(mode("default", 0.1), first_call_s=2.0)
-    advice = run_advise(what_ifs=[placed], default=default)
-    return advice.actions[0], advice
+    return run_advise(what_ifs=[placed], default=default)
 
 
 def test_an_optimizer_placement_that_saves_leads_with_when_it_pays() -> None:
     # compiling opt.step adds 5 - 2 = 3 s of compile: it pays after 3 / 0.04e-3 = 75,000 calls
-    first, advice = first_action_placed("optimizer")
+    advice = advice_placed("optimizer")
+    first = advice.actions[0]
     assert first.kind == "optimizer" and first.break_even_calls == pytest.approx(75_000)
     report = dataclasses.replace(full_report(), actions=advice.actions, ledger=advice.ledger)
     title = action_title(first, report, displayer(report))
@@ -156,7 +155,7 @@ def test_an_optimizer_placement_that_saves_leads_with_when_it_pays() -> None:
 def test_a_fused_optimizer_has_no_break_even_however_long_its_first_call() -> None:
     # fused=True compiles nothing more than the default mode: its workers' longer first call
     # is the machine's noise, not a compile that a saving pays back
-    first, _ = first_action_placed("fused")
+    first = advice_placed("fused").actions[0]
     assert first.kind == "fused" and first.break_even_calls is None
 
 
