@@ -90,7 +90,7 @@ def context() -> Any:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["advisor.measure.arm_worker"])
+        ctx.set_forkserver_preload(["advisor.measure.forkserver_preload"])
         return ctx
     return multiprocessing.get_context("spawn")
 

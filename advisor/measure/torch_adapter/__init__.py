@@ -46,6 +46,7 @@ from advisor.measure.torch_adapter.compiler import (
     torch_version,
     tree_leaves_and_spec,
     use_compiled_call,
+    warm_compiler,
 )
 from advisor.measure.torch_adapter.distributed import (
     ddp_class,
@@ -245,4 +246,5 @@ __all__ = [
     "training_state_kept",
     "tree_leaves_and_spec",
     "use_compiled_call",
+    "warm_compiler",
 ]

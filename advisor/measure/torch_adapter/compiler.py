@@ -23,6 +23,27 @@ def reset_dynamo() -> None:
     torch._dynamo.reset()
 
 
+def warm_compiler() -> None:
+    """Do once what every compiling process would otherwise do on its first compile: import
+    Dynamo and Inductor, and probe which vector ISA the CPU's compiler can build for (Inductor
+    runs a subprocess per candidate ISA; measured here, about 1 s, and the imports about 2 s).
+    The fork server calls this, so the workers forked from it start with both done. Neither
+    starts a thread or a process that would outlive the call (forking after it is safe).
+    Best effort: a torch without these entry points compiles as before."""
+    try:
+        import torch._dynamo
+        import torch._inductor.compile_fx  # noqa: F401
+        from torch._inductor import cpu_vec_isa
+    except ImportError:
+        return
+    probe = getattr(cpu_vec_isa, "pick_vec_isa", None)
+    if callable(probe):
+        try:
+            probe()  # cached in the process (lru_cache), so in each forked child
+        except Exception:  # no C++ compiler: Inductor says so at the compile that needs it
+            return
+
+
 # --- backends ---------------------------------------------------------------------------------
 
 
