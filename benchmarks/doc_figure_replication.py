@@ -1,6 +1,7 @@
 """The figures docs/measurement.md quotes: the replicated protocol on print_logging, run three
 times and once with --quick, from the committed report.json of each run
-(reports/benchmarks/replication/, written by `advisor run`; nothing here measures)."""
+(reports/benchmarks/replication/, written by `advisor run`), and what a run costs in wall time
+(reports/benchmarks/run_cost/, written by `benchmarks.run_cost`); nothing here measures."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from benchmarks.doc_figure_base import Figure, resolve, span
 FOLDER = "reports/benchmarks/replication"
 RUNS = {str(n): f"{FOLDER}/print_logging-{n}.json" for n in (1, 2, 3)}
 QUICK = f"{FOLDER}/print_logging-quick.json"
+RUN_COST = "reports/benchmarks/run_cost/run_cost.json"
 
 
 def _rep(report: dict[str, Any], mode: str) -> dict[str, Any]:
@@ -143,8 +145,44 @@ def _run_figure(name: str) -> Callable[[Any], str]:
     return made[name]
 
 
+def _cost_walls(data: dict[str, Any]) -> str:
+    """Per target: the earlier checkout's replicated wall time -> this one's (and --quick's)."""
+    parts = []
+    for target in dict.fromkeys(r["target"] for r in data["rows"]):
+        rows = {
+            (r["label"], r["protocol"]): r["wall_s"] for r in data["rows"] if r["target"] == target
+        }
+        before = rows.get(("before", "replicated"))
+        after, quick = rows[("after", "replicated")], rows[("after", "quick")]
+        then = f"{before:.0f} -> " if before is not None else ""
+        parts.append(f"{target} {then}{after:.0f} s (--quick {quick:.0f} s)")
+    return "; ".join(parts)
+
+
+def _cost_first_calls(label: str) -> Callable[[Any], str]:
+    """The range of the compiling arms' median first calls over every target's replicated run."""
+
+    def make(data: dict[str, Any]) -> str:
+        calls = [
+            s
+            for r in data["rows"]
+            if r["label"] == label and r["protocol"] == "replicated"
+            for s in (r.get("first_calls_s") or {}).values()
+            if s > COMPILED_FIRST_CALL_S
+        ]
+        return f"{min(calls):.1f}-{max(calls):.1f} s"
+
+    return make
+
+
+COMPILED_FIRST_CALL_S = 0.2  # eager's and the reference's first calls compile nothing
+
+
 def figures() -> dict[str, Figure]:
     out: dict[str, Figure] = {
+        "run_cost.walls": Figure(RUN_COST, _cost_walls),
+        "run_cost.first_calls_before": Figure(RUN_COST, _cost_first_calls("before")),
+        "run_cost.first_calls_after": Figure(RUN_COST, _cost_first_calls("after")),
         "replication.quick_wall": Figure(QUICK, lambda r: f"{r['wall_s']:.0f} s"),
         "replication.quick_first_action": Figure(QUICK, _first_action),
         "replication.quick_noop_saving": Figure(QUICK, _saving("noop")),

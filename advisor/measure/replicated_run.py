@@ -45,6 +45,7 @@ from advisor.measure.replicate import (
     measure_arms,
     metronome_of,
     reference_of,
+    start_server,
 )
 from advisor.measure.stages import what_if_plan
 from advisor.measure.workload import check_target
@@ -57,6 +58,9 @@ def measure_replicated(options: RunOptions, device: str, progress: Progress) -> 
     options, notes = fitted(options)
     started, created = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S%z")
     progress("profiling the default mode in a process of its own (capture and trace)...")
+    # the workers' fork server warms up (imports, CPU probe) while the profile process starts:
+    # the profile's own timing is compared with nothing, and its trace is read as shares
+    start_server()
     profile = _profile(options, device)
     info = workload_info(profile.name or options.target, options, device)
     base = Measurements(

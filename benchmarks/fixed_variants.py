@@ -1,10 +1,12 @@
-"""The training scenarios' broken-vs-fixed savings against an independent reference (#29).
+"""The scenarios' broken-vs-fixed savings against an independent reference (#27, #29).
 
-    python -m benchmarks.train_fixed [--runs reports/train-fixed-runs] [--rounds 5]
-    python -m benchmarks.train_fixed --judge-only [--runs ...]
+    python -m benchmarks.fixed_variants --set training [--runs DIR] [--rounds 5]
+    python -m benchmarks.fixed_variants --set scenarios
+    python -m benchmarks.fixed_variants --set training --judge-only [--runs DIR]
 
-For each training scenario with a `fixed` variant: the advisor's replicated run of the broken
-step (one pinned thread; saved in RUNS/<name>/) and the saving it projects for the kind of fix
+For each scenario of the set (the training scenarios, or the inference ones) with a `fixed`
+variant: the advisor's replicated run of the broken workload (one pinned thread; saved in
+RUNS/<name>/) and the saving it projects for the kind of fix
 the variant applies (`accuracy_cases.projected_for_fix`: the measured saving where the decision
 took that fix, else the estimate for it), against `benchmarks.reference_ab`'s broken vs fixed
 (fresh processes, rounds outermost, no code shared with the advisor's measuring;
@@ -13,7 +15,9 @@ speed drifts between runs), with the raw ms beside: within 25% of the reference'
 inside the reference's own 95% interval. `--judge-only` re-judges the saved runs with today's
 rules and measures nothing.
 
-Writes reports/benchmarks/train_fixed/train_fixed.{json,md}.
+Writes reports/benchmarks/train_fixed/train_fixed.{json,md} (training; its runs in
+reports/train-fixed-runs/) or reports/benchmarks/scenarios_fixed/scenarios_fixed.{json,md}
+(inference; runs in reports/scenarios-fixed-runs/).
 """
 
 from __future__ import annotations
@@ -22,22 +26,52 @@ import argparse
 import importlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
 from advisor.core.model import Report, Settings
+from advisor.measure.workload import scenario_names
 from benchmarks import reference_ab
 from benchmarks.accuracy_cases import advisor_run, default_ms, judge_saved, projected_for_fix
 from benchmarks.study_output import write_study
 
-SCENARIOS = ("train_branch", "train_item", "train_mask", "train_print", "train_whole_step")
-OUT = Path("reports/benchmarks/train_fixed")
-RUNS = Path("reports/train-fixed-runs")
 TOLERANCE = 0.25
 THREADS = 1
 SETTINGS = Settings(threads=THREADS, protocol="replicated")
+
+
+@dataclass(frozen=True)
+class StudySet:
+    """Which scenarios a run of the study covers, and where its results go."""
+
+    stem: str  # reports/benchmarks/STEM/STEM.{json,md}
+    runs: Path  # the advisor's runs and the references, not committed
+    title: str  # what the table's scenarios are
+    training: bool
+
+    @property
+    def out(self) -> Path:
+        return Path("reports/benchmarks") / self.stem
+
+    def names(self) -> tuple[str, ...]:
+        """The set's scenarios that have a `fixed` variant, as the accuracy benchmark picks them."""
+        return tuple(
+            name
+            for name in scenario_names()
+            if name.startswith("train_") == self.training
+            and hasattr(importlib.import_module(f"scenarios.{name}"), "fixed")
+        )
+
+
+SETS = {
+    "training": StudySet("train_fixed", Path("reports/train-fixed-runs"), "Training", True),
+    "scenarios": StudySet(
+        "scenarios_fixed", Path("reports/scenarios-fixed-runs"), "Inference", False
+    ),
+}
 
 
 def measure(name: str, runs: Path, rounds: int) -> None:
@@ -92,7 +126,7 @@ def _interval(ci: list[float] | None, pct: bool) -> str:
     return f"[{ci[0]:.1%}, {ci[1]:.1%}]" if pct else f"[{ci[0]:.3g}, {ci[1]:.3g}]"
 
 
-def render(rows: list[dict[str, Any]]) -> str:
+def render(rows: list[dict[str, Any]], study: StudySet = SETS["training"]) -> str:
     table = [
         [
             r["name"], r["fix_kind"] or "-", f"{r['default_ms']:.3g}",
@@ -113,8 +147,9 @@ def render(rows: list[dict[str, Any]]) -> str:
         "first action",
     ]  # fmt: skip
     return (
-        "# Training scenarios: the advisor's saving for the fix against a fresh-process "
-        "reference\n\n`python -m benchmarks.train_fixed`: each broken training step run by the "
+        f"# {study.title} scenarios: the advisor's saving for the fix against a fresh-process "
+        f"reference\n\n`python -m benchmarks.fixed_variants --set {_set_name(study)}`: each "
+        "broken workload run by the "
         "advisor (replicated, one pinned thread), its projected saving for the kind of fix the "
         "scenario's `fixed` variant applies, against `benchmarks.reference_ab` (broken vs "
         "fixed, fresh processes, rounds outermost). Shares are of each run's own default step."
@@ -126,29 +161,41 @@ def render(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def _set_name(study: StudySet) -> str:
+    return next(name for name, known in SETS.items() if known == study)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=Path, default=RUNS)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--set", choices=sorted(SETS), default="training")
+    parser.add_argument("--runs", type=Path, help="default: the set's folder under reports/")
+    parser.add_argument("--out", type=Path, help="default: reports/benchmarks/<the set's stem>")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--judge-only", action="store_true")
     parser.add_argument("--only", action="append", default=[], help="a scenario (repeatable)")
     args = parser.parse_args(argv)
-    names = tuple(args.only) or SCENARIOS
+    study = SETS[args.set]
+    runs, out = args.runs or study.runs, args.out or study.out
+    known = study.names()
+    unknown = [name for name in args.only if name not in known]
+    if unknown:
+        print(f"fixed_variants: not a {args.set} scenario with a fixed variant: "
+              f"{', '.join(unknown)}", file=sys.stderr)  # fmt: skip
+        return 2
     if not args.judge_only:
-        for name in names:
-            measure(name, args.runs, args.rounds)
+        for name in tuple(args.only) or known:
+            measure(name, runs, args.rounds)
     rows = []
-    for name in SCENARIOS:
-        folder = args.runs / name
+    for name in known:
+        folder = runs / name
         if not (folder / "reference.json").is_file():
-            print(f"train_fixed: {name}: no saved run under {folder}", file=sys.stderr)
+            print(f"fixed_variants: {name}: no saved run under {folder}", file=sys.stderr)
             continue
         reference = json.loads((folder / "reference.json").read_text(encoding="utf-8"))
         rows.append(scenario_row(name, judge_saved(folder), reference))
     if not rows:
         return 2
-    write_study(args.out, "train_fixed", {"scenarios": rows}, render(rows))
+    write_study(out, study.stem, {"scenarios": rows}, render(rows, study))
     return 0
 
 
