@@ -9,6 +9,9 @@ from typing import Any
 from benchmarks.doc_figure_base import Figure, of, span
 
 COMPARE = "reports/benchmarks/compare_replicated/threads{}.json"
+# a second campaign, after the run-level spreads were set from the first: a held-out check
+HOLDOUT = "reports/benchmarks/compare_replicated/holdout/threads{}.json"
+HOLDOUT_THREADS = (1,)
 RERUNS = "reports/benchmarks/reruns/reruns.json"
 MIN_STEP_SHARE = 0.10
 
@@ -87,6 +90,17 @@ def figures() -> dict[str, Figure]:
             source, lambda d: of(d["check"]["aa_slower"], d["check"]["aa_pairs"])
         )
         out[f"compare.t{threads}.check_injected"] = Figure(
+            source, lambda d: of(d["check"]["injected_found"], d["check"]["injected_pairs"])
+        )
+    for threads in HOLDOUT_THREADS:
+        source = HOLDOUT.format(threads)
+        key = f"compare.holdout.t{threads}"
+        out[f"{key}.aa"] = Figure(source, _aa("round"))
+        out[f"{key}.injected"] = Figure(source, _injected("round"))
+        out[f"{key}.check_aa"] = Figure(
+            source, lambda d: of(d["check"]["aa_slower"], d["check"]["aa_pairs"])
+        )
+        out[f"{key}.check_injected"] = Figure(
             source, lambda d: of(d["check"]["injected_found"], d["check"]["injected_pairs"])
         )
     one = COMPARE.format(1)

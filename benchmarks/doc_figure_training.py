@@ -1,6 +1,8 @@
-"""Figures docs/training.md quotes from the training studies (reports/benchmarks/train_fixed/,
-reports/benchmarks/placements_reference/; nothing here measures). The placements are counted
-by the study's own `tally`, so a figure and the study's summary cannot count apart."""
+"""Figures docs/training.md and docs/accuracy.md quote from the fixed-variant studies
+(reports/benchmarks/train_fixed/, reports/benchmarks/scenarios_fixed/) and the placements
+reference (reports/benchmarks/placements_reference/; nothing here measures). The placements
+are counted by the study's own `tally`, so a figure and the study's summary cannot count
+apart."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from benchmarks.doc_figure_base import Figure, of
 from benchmarks.placements_reference import tally
 
 TRAIN_FIXED = "reports/benchmarks/train_fixed/train_fixed.json"
+SCENARIOS_FIXED = "reports/benchmarks/scenarios_fixed/scenarios_fixed.json"
+# the accuracy target counts the cases whose saving is at least this share of the step
+LARGE_SHARE = 0.10
 PLACEMENTS = "reports/benchmarks/placements_reference/placements_reference.json"
 # the first reference run (4 rounds), kept beside the second (8 rounds) it is compared with
 PLACEMENTS_FIRST = "reports/benchmarks/placements_reference/rounds4/placements_reference.json"
@@ -24,6 +29,26 @@ def _fixed_agreed(data: dict[str, Any]) -> str:
 def _fixed_within(data: dict[str, Any]) -> str:
     rows = data["scenarios"]
     return of(sum(bool(r["within"]) for r in rows), len(rows))
+
+
+def _large(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cases where the advisor's or the reference's saving is >= LARGE_SHARE of the step."""
+    return [
+        r
+        for r in rows
+        if max(abs(r["projected_share"] or 0.0), abs(r["reference_share"] or 0.0)) >= LARGE_SHARE
+    ]
+
+
+def _large_agreed(data: dict[str, Any]) -> str:
+    rows = _large(data["scenarios"])
+    return of(sum(bool(r["within"] or r["inside"]) for r in rows), len(rows))
+
+
+def _large_worst(data: dict[str, Any]) -> str:
+    rows = [r for r in _large(data["scenarios"]) if r["error_share"] is not None]
+    worst = max(rows, key=lambda r: abs(r["error_share"]))
+    return f"{worst['error_share']:+.0%} ({worst['name']})"
 
 
 def _reference_share(name: str) -> Callable[[Any], str]:
@@ -58,6 +83,10 @@ def figures() -> dict[str, Figure]:
         "train_fixed.within": Figure(TRAIN_FIXED, _fixed_within),
         "train_fixed.mask": Figure(TRAIN_FIXED, _reference_share("train_mask")),
         "train_fixed.first_actions": Figure(TRAIN_FIXED, _first_actions),
+        "scenarios_fixed.agreed": Figure(SCENARIOS_FIXED, _fixed_agreed),
+        "scenarios_fixed.within": Figure(SCENARIOS_FIXED, _fixed_within),
+        "scenarios_fixed.large_agreed": Figure(SCENARIOS_FIXED, _large_agreed),
+        "scenarios_fixed.large_worst": Figure(SCENARIOS_FIXED, _large_worst),
         "placements_ref.tuning_right": Figure(PLACEMENTS, _first_right("tuning")),
         "placements_ref.heldout_right": Figure(PLACEMENTS, _first_right("held out")),
         "placements_ref.agreed": Figure(PLACEMENTS, _placements_agreed),

@@ -215,3 +215,6 @@ def test_a_fused_optimizer_title_names_the_optimizer_and_the_argument() -> None:
     title = action_title(first, report, displayer(report))
     assert title.startswith("Build `opt` with `fused=True`")
     assert "pays for itself" not in title  # it adds no compile
+    # a report judged before fused was known to compile nothing held a break-even: not shown
+    stale = dataclasses.replace(first, break_even_calls=703.0)
+    assert "pays for itself" not in action_title(stale, report, displayer(report))

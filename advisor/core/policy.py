@@ -31,11 +31,15 @@ COMPARE_ALPHA = 0.05
 COMPARE_MIN_EFFECT = 0.05
 # Two replicated runs differ by more than their processes show: a whole run's level (each
 # process over the machine reference) moves with a standard deviation, on the log scale, that
-# no process of it reveals. Measured from 20 A/A pairs at one pinned thread
-# (reports/benchmarks/compare_replicated/threads1.json): 0.7% for eager, 4.0% for the default
-# mode and 3.6% for it over eager, 5% for fullgraph (5 pairs). Without it a quarter of A/A
-# pairs were called significant. Each run's mean carries it once in a comparison.
-RUN_SPREAD_EAGER = 0.01
+# no process of it reveals. Measured from A/A pairs at one pinned thread: 0.7% for eager, 4.0%
+# for the default mode and 3.6% for it over eager, 5% for fullgraph (5 pairs) in the first 20
+# (reports/benchmarks/compare_replicated/threads1.json; without it a quarter of A/A pairs were
+# called significant); in a second campaign of 24 pairs made after these were set
+# (compare_replicated/holdout/threads1.json) 2.9% for eager and 3.8% for the default mode: the
+# 1% first set for eager let 3 of those 24 pairs be called significant, all on the eager row.
+# Eager's is the two campaigns pooled (44 pairs, method of moments): 2.2%; the compiled modes'
+# 4.5% covers both. Each run's mean carries it once in a comparison.
+RUN_SPREAD_EAGER = 0.022
 RUN_SPREAD_COMPILED = 0.045
 # A run whose torch threads took every CPU of the machine waits on whatever else runs there:
 # at torch's default threads on this 2-CPU machine the same A/A pairs gave a run-level spread

@@ -86,7 +86,7 @@ def rule(comparison: Comparison) -> str:
             f"Welch's t-test on the runs' log process medians gives p < {comparison.alpha:g} "
             "(replicated runs: one value per process"
             + (", each over the machine reference timed beside it" if machine else "")
-            + f"; a run's own spread, {policy.RUN_SPREAD_EAGER:.0%} for eager and "
+            + f"; a run's own spread, {policy.RUN_SPREAD_EAGER:.1%} for eager and "
             f"{policy.RUN_SPREAD_COMPILED:.1%} for a compiled mode, added to each side), its "
             f"{level} interval of the ratio excludes no change"
         )
