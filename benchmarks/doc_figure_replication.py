@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.doc_figure_base import Figure, resolve, span
+from benchmarks.run_cost import compiled_first_calls
 
 FOLDER = "reports/benchmarks/replication"
 RUNS = {str(n): f"{FOLDER}/print_logging-{n}.json" for n in (1, 2, 3)}
@@ -167,15 +168,11 @@ def _cost_first_calls(label: str) -> Callable[[Any], str]:
             s
             for r in data["rows"]
             if r["label"] == label and r["protocol"] == "replicated"
-            for s in (r.get("first_calls_s") or {}).values()
-            if s > COMPILED_FIRST_CALL_S
+            for s in compiled_first_calls(r)
         ]
         return f"{min(calls):.1f}-{max(calls):.1f} s"
 
     return make
-
-
-COMPILED_FIRST_CALL_S = 0.2  # eager's and the reference's first calls compile nothing
 
 
 def figures() -> dict[str, Figure]:

@@ -139,9 +139,17 @@ def markdown(rows: list[dict[str, Any]], started: str) -> str:
     )
 
 
+COMPILED_FIRST_CALL_S = 0.2  # eager's and the reference's first calls compile nothing
+
+
+def compiled_first_calls(row: dict[str, Any]) -> list[float]:
+    """The median first calls of a run's arms that compiled something."""
+    calls = (row.get("first_calls_s") or {}).values()
+    return [c for c in calls if c > COMPILED_FIRST_CALL_S]
+
+
 def _first_call_range(row: dict[str, Any]) -> str:
-    calls = list((row.get("first_calls_s") or {}).values())
-    compiled = [c for c in calls if c > 0.2]  # eager's and the reference's are not compiles
+    compiled = compiled_first_calls(row)
     if not compiled:
         return "-"
     return f"{min(compiled):.2f}-{max(compiled):.2f}"
