@@ -1,9 +1,9 @@
 """The training placements against an independent reference (#29 item 4): for each target of
 `benchmarks/manifests/training_placements.toml`, every placement of its form written by hand
-(`benchmarks/trainzoo/placed.py`: `model.compile()`, `torch.compile(opt.step)`, `fused=True`,
-`torch.compile(step)`) and measured by `benchmarks.reference_ab` (fresh processes, rounds
-outermost, no code shared with the advisor's measuring), against the advisor's measured
-placements in `reports/benchmarks/training_placements/placements.json`.
+(`benchmarks/trainzoo/placed.py`: `model.compile()`, `torch.compile(opt.step)`, `fused=True`
+with the model compiled or not, `torch.compile(step)`) and measured by `benchmarks.reference_ab`
+(fresh processes, rounds outermost, no code shared with the advisor's measuring), against the
+advisor's measured placements in `reports/benchmarks/training_placements/placements.json`.
 
     python -m benchmarks.placements_reference [--runs reports/placements-reference-runs]
     python -m benchmarks.placements_reference --judge-only
@@ -39,8 +39,8 @@ THREADS = 1
 FACTORY = "benchmarks.trainzoo.placed"
 # The options of each form: the baseline (the form itself) first, then what it is compared with.
 OPTIONS = {
-    "module": ("module", "eager", "optimizer", "step", "fused"),
-    "step": ("step", "eager", "module", "split"),
+    "module": ("module", "eager", "optimizer", "step", "fused", "eager_fused"),
+    "step": ("step", "eager", "module", "split", "eager_fused"),
 }
 
 
@@ -175,7 +175,7 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def render(rows: list[dict[str, Any]]) -> str:
-    names = ("eager", "optimizer", "step", "fused", "module", "split")
+    names = ("eager", "optimizer", "step", "fused", "eager_fused", "module", "split")
     shown = [n for n in names if any(n in r["options"] for r in rows)]
     table = [
         [r["name"], r["half"], f"{r['advisor_default_ms']:.3g} / {r['reference_default_ms']:.3g}",

@@ -36,7 +36,7 @@ from advisor.render.report_io import load_measurements, load_report
 from advisor.sweep.manifest import tomllib
 from benchmarks import reference_ab
 from benchmarks.machine import load1, wait_until_quiet
-from benchmarks.reruns_render import render
+from benchmarks.reruns_render import TITLE, render
 from benchmarks.study_output import write_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,8 +78,8 @@ def advisor_command(t: Target, options: dict[str, Any], out: Path) -> list[str]:
     return [*command, "--out", str(out)]
 
 
-def run_advisor(t: Target, options: dict[str, Any], index: int) -> None:
-    out = RUNS / f"{t.name}-{index}"
+def run_advisor(t: Target, options: dict[str, Any], index: int, runs_dir: Path = RUNS) -> None:
+    out = runs_dir / f"{t.name}-{index}"
     if (out / "report.json").is_file():
         return
     started = time.monotonic()
@@ -232,9 +232,11 @@ def judged_report(folder: Path) -> Report:
     return load_report(folder)
 
 
-def judge_target(t: Target, runs: int, reference: dict[str, Any] | None) -> dict[str, Any]:
-    reports = [judged_report(RUNS / f"{t.name}-{i}") for i in range(runs)
-               if (RUNS / f"{t.name}-{i}" / "report.json").is_file()]  # fmt: skip
+def judge_target(
+    t: Target, runs: int, reference: dict[str, Any] | None, runs_dir: Path = RUNS
+) -> dict[str, Any]:
+    reports = [judged_report(runs_dir / f"{t.name}-{i}") for i in range(runs)
+               if (runs_dir / f"{t.name}-{i}" / "report.json").is_file()]  # fmt: skip
     actions = [run_actions(r) for r in reports]
     firsts = [first_action(r) for r in reports]
     first = Counter(firsts).most_common(1)[0][0] if firsts else "none"
@@ -262,8 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="reference rounds")
     parser.add_argument("--judge-only", action="store_true")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--runs-dir", type=Path, default=RUNS, help="where the runs are kept")
     args = parser.parse_args(argv)
-    options, targets = load_manifest()
+    options, targets = load_manifest(args.manifest)
     targets = [t for t in targets if not args.names or t.name in args.names]
     saved_path = args.out / "reruns.json"
     saved = json.loads(saved_path.read_text()) if saved_path.is_file() else {"targets": {}}
@@ -272,18 +276,18 @@ def main(argv: list[str] | None = None) -> int:
         quiet = wait_until_quiet(600)
         for index in range(args.runs):
             for t in targets:
-                run_advisor(t, options, index)
+                run_advisor(t, options, index, args.runs_dir)
     results = dict(saved.get("targets", {}))
     for t in targets:
         reference = (results.get(t.name) or {}).get("reference")
-        judged = judge_target(t, args.runs, reference)
+        judged = judge_target(t, args.runs, reference, args.runs_dir)
         if (
             not args.judge_only
             and judged["runs"]
             and (reference is None or reference.get("action") != judged["first"])
         ):
             reference = measure_reference(t, judged["first"], args.rounds, options["threads"])
-            judged = judge_target(t, args.runs, reference)
+            judged = judge_target(t, args.runs, reference, args.runs_dir)
         results[t.name] = judged
     machine = saved.get("machine", "")
     if quiet is not None:
@@ -292,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{quiet.note()}; wall time {(time.time() - started) / 60:.0f} min"
         )
     result = {
+        "title": tomllib.loads(args.manifest.read_text()).get("title", TITLE),
+        "command": " ".join(["python -m benchmarks.reruns", *(argv or sys.argv[1:])]),
         "machine": machine,
         "options": options,
         "targets": results,

@@ -7,6 +7,7 @@ from typing import Any
 from tabulate import tabulate
 
 MIN_STEP_SHARE = 0.10
+TITLE = "Reruns: the same target, three runs, and an independent reference"
 
 
 def _pct(x: float | None) -> str:
@@ -105,9 +106,10 @@ def render(result: dict[str, Any]) -> str:
     targets = result["targets"]
     options = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in result["options"].items())
     return "\n".join([
-        "# Reruns: the same target, three runs, and an independent reference",
+        f"# {result.get('title', TITLE)}",
         "",
-        f"`python -m benchmarks.reruns` (`advisor run` with {options}, the replicated "
+        f"`{result.get('command', 'python -m benchmarks.reruns')}` (`advisor run` with {options}, "
+        f"the replicated "
         f"protocol; references by `benchmarks.reference_ab`). {result['machine']}.",
         "",
         "Every target:", *summary_lines(targets), *_spread_line(result), "",

@@ -92,13 +92,15 @@ def render(rows: list[dict[str, Any]]) -> str:
         table.append([
             row["name"], f"{row['eager_ms']:.3g}" if row["eager_ms"] else "-",
             f"{row['default_ms']:.3g}" if row["default_ms"] else "-", split,
-            saving(row, "optimizer"), saving(row, "fused"), saving(row, "step"),
+            saving(row, "optimizer"), saving(row, "fused"), saving(row, "eager_fused"),
+            saving(row, "step"),
             saving(row, "module" if "module" in row["placements"] else "regional"),
             saving(row, "split"), first,
         ])  # fmt: skip
     headers = [
         "target", "eager ms", "default ms", "forward / backward / optimizer",
-        "opt.step compiled too", "optimizer built fused=True", "whole step compiled",
+        "opt.step compiled too", "optimizer built fused=True",
+        "nothing compiled, optimizer fused", "whole step compiled",
         "model alone compiled (or its break-free modules)", "model and opt.step apart", "first",
     ]  # fmt: skip
     return (

@@ -29,7 +29,8 @@ from advisor.measure.stages import what_if_plan
 from advisor.measure.training_variants import (
     MODULE_FORM,
     STEP_FORM,
-    FusedOptimizers,
+    OptimizerUpdate,
+    foreach_only,
     fused_supported,
     planned_kinds,
     training_step,
@@ -85,15 +86,15 @@ def test_a_training_step_is_found_by_its_optimizer_and_its_form() -> None:
 def test_each_form_gets_its_placements_breaks_or_not() -> None:
     module_form = TrainingStep(("opt",), module_compiled=True)
     step_form = TrainingStep(("opt",), module_compiled=False)
-    assert planned_kinds(module_form) == ("optimizer", "step", "fused")
-    assert planned_kinds(step_form) == ("module",)
+    assert planned_kinds(module_form) == ("optimizer", "step", "fused", "foreach", "eager_fused")
+    assert planned_kinds(step_form) == ("module", "eager_fused")
     # a whole step with breaks: the regional placement already compiles the model alone
-    assert planned_kinds(step_form, has_breaks=True) == ()
+    assert planned_kinds(step_form, has_breaks=True) == ("eager_fused",)
     assert planned_kinds(None) == ()
     # the two forms' placements are the kinds every stage knows as training placements
-    assert sorted(MODULE_FORM + STEP_FORM) == sorted(TRAINING_PLACEMENTS)
+    assert set(MODULE_FORM + STEP_FORM) == set(TRAINING_PLACEMENTS)
     plans = what_if_plan((), training=module_form)
-    assert [(p.kind, p.targets) for p in plans] == [("optimizer", ()), ("step", ()), ("fused", ())]
+    assert [(p.kind, p.targets) for p in plans] == [(k, ()) for k in MODULE_FORM]
     assert what_if_plan(()) == []
     # under DDP the ranks compile in lockstep: the DDP knob alone
     assert [p.kind for p in what_if_plan((), ddp=True, training=module_form)] == ["knob"]
@@ -105,7 +106,9 @@ def test_each_form_gets_its_placements_breaks_or_not() -> None:
         (True, "optimizer", ["opt.step"]),
         (True, "step", []),
         (True, "fused", ["opt"]),
+        (True, "eager_fused", ["opt"]),
         (False, "module", ["model"]),
+        (False, "eager_fused", ["opt"]),
     ],
 )
 def test_each_placement_runs_the_full_step(
@@ -180,7 +183,7 @@ def test_the_fused_optimizer_is_tried_where_a_fused_kernel_exists() -> None:
     (opt,) = placement.optimizers_held(workload).values()
     assert fused_supported(opt)
     groups = [dict(g) for g in opt.param_groups]
-    with FusedOptimizers([opt]):
+    with OptimizerUpdate([opt]):
         assert all(g["fused"] is True and g["foreach"] is False for g in opt.param_groups)
         workload()  # the fused kernel runs this step
     assert [dict(g) for g in opt.param_groups] == groups  # put back as built
@@ -191,13 +194,60 @@ def test_the_fused_optimizer_is_tried_where_a_fused_kernel_exists() -> None:
     assert _fused_for(rms, torch.optim.RMSprop) is None
 
 
-def _fused_for(workload: Workload, optimizer_class: type) -> Any:
+def _fused_for(workload: Workload, optimizer_class: type, kind: str = "fused") -> Any:
     opt = optimizer_class(workload.compiled_module.parameters())
 
     def step() -> None:
         opt.step()
 
-    return training_variant("fused", replace(workload, fn=step), [])
+    return training_variant(kind, replace(workload, fn=step), [])
+
+
+def test_foreach_is_tried_only_where_no_fused_kernel_exists() -> None:
+    # AdamW has a fused kernel here: fused is measured, foreach (the same update in more
+    # passes) is not; RMSprop has none: foreach is measured, fused and eager_fused are not
+    adamw = Workload(lambda: None, (), compiled_module=nn.Linear(2, 2))
+    assert _fused_for(adamw, torch.optim.AdamW, "foreach") is None
+    assert _fused_for(adamw, torch.optim.AdamW, "eager_fused") is not None
+    rms = Workload(lambda: None, (), compiled_module=nn.Linear(2, 2))
+    assert _fused_for(rms, torch.optim.RMSprop, "eager_fused") is None
+    assert foreach_only(torch.optim.RMSprop(nn.Linear(2, 2).parameters()))
+    assert not foreach_only(torch.optim.RMSprop(nn.Linear(2, 2).parameters(), foreach=True))
+    variant = _fused_for(rms, torch.optim.RMSprop, "foreach")
+    assert variant is not None and [u.path for u in variant.record.subjects] == ["opt"]
+
+
+def test_the_foreach_update_is_switched_in_and_put_back() -> None:
+    torch.manual_seed(0)
+    model = nn.Linear(4, 4)
+    opt = torch.optim.RMSprop(model.parameters())
+    groups = [dict(g) for g in opt.param_groups]
+    with OptimizerUpdate([opt], "foreach"):
+        assert all(g["foreach"] is True and "fused" not in g for g in opt.param_groups)
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    assert [dict(g) for g in opt.param_groups] == groups
+
+
+def test_the_foreach_and_eager_fused_titles_say_what_to_write() -> None:
+    report = full_report()
+    for kind, start in (
+        ("foreach", "Build `opt` with `foreach=True`"),
+        ("eager_fused", "Do not compile `"),
+    ):
+        placed = what_if(
+            knob=f"placement:{kind}", setting=kind, fix="placement", kind=kind, targets=(),
+            removed=(), variant_ms=0.06, saving_ms=0.04, saving_ci_ms=(0.035, 0.045),
+            subjects=(CodeUnit("opt", "AdamW"),),
+            replication=Replication(processes=4, rounds=5, first_call_s=(9.0,) * 4),
+        )  # fmt: skip
+        advice = run_advise(what_ifs=[placed], default=mode("default", 0.1))
+        first = advice.actions[0]
+        assert first.kind == kind and first.break_even_calls is None  # it adds no compile
+        shown = dataclasses.replace(report, actions=advice.actions, ledger=advice.ledger)
+        title = action_title(first, shown, displayer(shown))
+        assert title.startswith(start), title
+        assert "`fused=True`" in title or kind == "foreach"
 
 
 def test_a_fused_optimizer_title_names_the_optimizer_and_the_argument() -> None:

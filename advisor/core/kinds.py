@@ -41,6 +41,8 @@ class WhatIfKind(StrEnum):
     STEP = "step"  # training, the model compiled in place: the whole step compiled instead
     MODULE = "module"  # training, the whole step compiled: only the model compiled in place
     FUSED = "fused"  # training, the model compiled in place: the optimizer built fused=True
+    FOREACH = "foreach"  # training, the model compiled in place: the optimizer foreach=True
+    EAGER_FUSED = "eager_fused"  # training: nothing compiled, the optimizer built fused=True
     UNDISABLE = "undisable"  # a torch.compiler.disable boundary removed: what tracing it saves
     SETTING = "setting"  # a Dynamo setting that changes how the whole step runs
     PATCH = "patch"  # the user's function at a break rewritten, installed in the worker
@@ -58,6 +60,8 @@ class ActionKind(StrEnum):
     STEP = "step"  # training: compile the whole step (forward, backward, optimizer) at once
     MODULE = "module"  # training: compile only the model in place, the step eager
     FUSED = "fused"  # training: build the optimizer with fused=True
+    FOREACH = "foreach"  # training: build the optimizer with foreach=True
+    EAGER_FUSED = "eager_fused"  # training: do not compile; build the optimizer with fused=True
     SETTING = "setting"  # a setting for the whole step (compiled autograd)
     EAGER = "eager"  # do not compile this function: nothing measured beats eager (measured)
     KEEP = "keep"  # nothing to fix: one graph, compiled (measured against eager)
@@ -80,10 +84,17 @@ class Verdict(StrEnum):
 
 # The placements of torch.compile in a training step that aim at no break, planned from its
 # `TrainingStep` (`advisor.measure.training_variants`), breaks or not.
-TRAINING_PLACEMENTS = (WhatIfKind.OPTIMIZER, WhatIfKind.STEP, WhatIfKind.MODULE, WhatIfKind.FUSED)
+TRAINING_PLACEMENTS = (
+    WhatIfKind.OPTIMIZER,
+    WhatIfKind.STEP,
+    WhatIfKind.MODULE,
+    WhatIfKind.FUSED,
+    WhatIfKind.FOREACH,
+    WhatIfKind.EAGER_FUSED,
+)
 # What-ifs that compile nothing beyond what the default mode compiles: a longer first call in
 # their workers is the machine's noise, not a compile to pay back (no break-even).
-ADDS_NO_COMPILE = (WhatIfKind.FUSED,)
+ADDS_NO_COMPILE = (WhatIfKind.FUSED, WhatIfKind.FOREACH, WhatIfKind.EAGER_FUSED)
 
 
 def coerced(kind: type[E], value: str) -> E:

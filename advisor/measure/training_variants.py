@@ -9,10 +9,14 @@ pays where the forward has nothing to fix. These variants are planned for every 
   "optimizer" compiles each optimizer's `step` too (`opt.step = torch.compile(opt.step)`);
   "step" compiles the whole step function instead (forward, backward and optimizer at once);
   "fused" builds each optimizer with `fused=True` where its class and the parameters' device
-  and dtype have a fused kernel (one kernel for the update, no compile);
+  and dtype have a fused kernel (one kernel for the update, no compile); "foreach" builds it
+  with `foreach=True` (one kernel per operation over all tensors) where it has no fused kernel
+  but a foreach one, since the fused kernel does the same work in fewer passes;
 - the whole step compiled: "module" compiles only the model in place, the step (backward and
   optimizer) eager: the reverse, for a step whose compile does not pay beyond the model's
-  (where the step has breaks, the regional placement measures that already).
+  (where the step has breaks, the regional placement measures that already);
+- either form: "eager_fused" compiles nothing and builds the optimizers fused: where the
+  compiled model loses to eager, the optimizer's update can still be won.
 
 They aim at no break: the breaks a variant compiles are in its record (`new_breaks`).
 
@@ -35,8 +39,8 @@ from advisor.measure.workload import Workload
 
 # The placements planned for each form of a training step (`TrainingStep.module_compiled`),
 # together `TRAINING_PLACEMENTS`.
-MODULE_FORM = ("optimizer", "step", "fused")
-STEP_FORM = ("module",)
+MODULE_FORM = ("optimizer", "step", "fused", "foreach", "eager_fused")
+STEP_FORM = ("module", "eager_fused")
 
 
 def training_step(workload: Workload) -> TrainingStep | None:
@@ -59,7 +63,7 @@ def planned_kinds(training: TrainingStep | None, has_breaks: bool = False) -> tu
         return ()
     if training.module_compiled:
         return MODULE_FORM
-    return () if has_breaks else STEP_FORM
+    return tuple(k for k in STEP_FORM if not (has_breaks and k == "module"))
 
 
 def training_variant(kind: str, workload: Workload, targets: list[BreakSite]) -> Variant | None:
@@ -74,7 +78,11 @@ def training_variant(kind: str, workload: Workload, targets: list[BreakSite]) ->
     if kind == "step" and module_form:
         return _step_variant(targets)
     if kind == "fused" and module_form:
-        return _fused_variant(optimizers, targets)
+        return _optimizer_setting_variant(kind, optimizers, targets, fused_supported)
+    if kind == "foreach" and module_form:
+        return _optimizer_setting_variant(kind, optimizers, targets, foreach_only)
+    if kind == "eager_fused":
+        return _optimizer_setting_variant(kind, optimizers, targets, fused_supported)
     if kind == "module" and not module_form:
         return _module_variant(workload, targets)
     return None
@@ -119,22 +127,29 @@ def _module_variant(workload: Workload, targets: list[BreakSite]) -> Variant | N
     return Variant(record, regions_call(modules))
 
 
-def _fused_variant(optimizers: dict[str, Any], targets: list[BreakSite]) -> Variant | None:
-    """Each optimizer that can be, built with `fused=True` (its param groups switched while the
-    variant runs), the model compiled as in the default mode; None where none can."""
-    fusable = {name: opt for name, opt in optimizers.items() if fused_supported(opt)}
-    if not fusable:
+def _optimizer_setting_variant(
+    kind: str,
+    optimizers: dict[str, Any],
+    targets: list[BreakSite],
+    applies: Callable[[Any], bool],
+) -> Variant | None:
+    """Each optimizer that `applies`, its param groups switched to the fused ("fused",
+    "eager_fused") or foreach ("foreach") update while the variant runs; the model compiled as
+    in the default mode, or not at all for "eager_fused"; None where no optimizer applies."""
+    chosen = {name: opt for name, opt in optimizers.items() if applies(opt)}
+    if not chosen:
         return None
-    units = tuple(CodeUnit(name, type(opt).__qualname__) for name, opt in fusable.items())
-    record = replace(variant_record("fused", tuple(targets)), subjects=units)
+    units = tuple(CodeUnit(name, type(opt).__qualname__) for name, opt in chosen.items())
+    record = replace(variant_record(kind, tuple(targets)), subjects=units)
+    update = "foreach" if kind == "foreach" else "fused"
 
     def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
-        compiled = harness.compiled_call(workload, backend, False)
-        fused = FusedOptimizers(list(fusable.values()))
+        run = workload if kind == "eager_fused" else harness.compiled_call(workload, backend, False)
+        switched = OptimizerUpdate(list(chosen.values()), update)
 
         def call() -> Any:
-            with fused:
-                return compiled()
+            with switched:
+                return run()
 
         return call
 
@@ -157,25 +172,46 @@ def fused_supported(optimizer: Any) -> bool:
     return True
 
 
-class FusedOptimizers:
-    """While entered, the optimizers' param groups take the fused update (`fused=True`,
-    `foreach` off, as the constructor would set them); on exit, what they had."""
+def foreach_only(optimizer: Any) -> bool:
+    """Whether `optimizer` takes `foreach=True` and has no fused kernel for its parameters
+    (where it has one, "fused" is measured: the same update in fewer passes), and it uses
+    neither already."""
+    parameters = inspect.signature(type(optimizer)).parameters
+    if "foreach" not in parameters or fused_supported(optimizer):
+        return False
+    return not any(g.get("foreach") or g.get("fused") for g in optimizer.param_groups)
 
-    def __init__(self, optimizers: list[Any]) -> None:
+
+class OptimizerUpdate:
+    """While entered, the optimizers' param groups take the fused update (`update="fused"`:
+    `fused=True`, `foreach` off, as the constructor would set them) or the foreach one
+    (`update="foreach"`: `foreach=True`, `fused` off where the class has it); on exit, what
+    they had, keys they lacked removed again."""
+
+    KEYS = ("fused", "foreach")
+
+    def __init__(self, optimizers: list[Any], update: str = "fused") -> None:
         self.optimizers = optimizers
-        self.saved: list[list[tuple[Any, Any]]] = []
+        self.fused = update == "fused"
+        self.saved: list[list[dict[str, Any]]] = []
 
-    def __enter__(self) -> FusedOptimizers:
+    def __enter__(self) -> OptimizerUpdate:
         self.saved = [
-            [(g.get("fused"), g.get("foreach")) for g in opt.param_groups]
+            [{k: g[k] for k in self.KEYS if k in g} for g in opt.param_groups]
             for opt in self.optimizers
         ]
         for opt in self.optimizers:
             for group in opt.param_groups:
-                group["fused"], group["foreach"] = True, False
+                if self.fused or "fused" in group:
+                    group["fused"] = self.fused
+                group["foreach"] = not self.fused
         return self
 
     def __exit__(self, *exc: object) -> None:
         for opt, groups in zip(self.optimizers, self.saved, strict=True):
-            for group, (fused, foreach) in zip(opt.param_groups, groups, strict=True):
-                group["fused"], group["foreach"] = fused, foreach
+            for group, saved in zip(opt.param_groups, groups, strict=True):
+                for key in self.KEYS:
+                    if key in saved:
+                        group[key] = saved[key]
+                    else:
+                        group.pop(key, None)

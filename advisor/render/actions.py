@@ -169,6 +169,23 @@ def _fused(action: Action, ctx: ActionContext, display: Display) -> str | Title:
     return head  # it adds no compile: nothing to pay back (a report judged before said so)
 
 
+def _foreach(action: Action, ctx: ActionContext, display: Display) -> str | Title:
+    optimizers = ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer"
+    return (
+        f"Build {optimizers} with `foreach=True` (one kernel per operation over all its "
+        f"tensors; it has no fused kernel here), the model compiled as now{_steps(action, ctx)} "
+        "(measured, full training step)"
+    )
+
+
+def _eager_fused(action: Action, ctx: ActionContext, display: Display) -> str | Title:
+    optimizers = ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer"
+    return (
+        f"Do not compile `{ctx.workload}`; build {optimizers} with `fused=True` instead (one "
+        f"fused kernel for the update){_steps(action, ctx)} (measured, full training step)"
+    )
+
+
 def _with_break_even(head: str, action: Action) -> str | Title:
     """The title with when its extra compile pays for itself, where it adds one."""
     if action.break_even_calls is None:
@@ -278,6 +295,8 @@ _TITLES: dict[str, Callable[[Action, ActionContext, Display], str | Title]] = {
     "step": _whole_step,
     "module": _module_only,
     "fused": _fused,
+    "foreach": _foreach,
+    "eager_fused": _eager_fused,
     "disable": _disable,
     "eager": _eager,
     "keep": _keep,
@@ -370,6 +389,8 @@ TRAINING_LABELS = {
     "step": "placement: the whole training step compiled instead of the model alone",
     "module": "placement: only the model compiled in place, backward and optimizer eager",
     "fused": "the optimizer built with `fused=True`, the model compiled as now",
+    "foreach": "the optimizer built with `foreach=True`, the model compiled as now",
+    "eager_fused": "nothing compiled, the optimizer built with `fused=True`",
 }
 
 

@@ -198,6 +198,11 @@ NOT_APPLICABLE: dict[str, str] = {
         "no optimizer with a fused kernel for these parameters (or already fused), or the "
         "model is not compiled in place"
     ),
+    "foreach": (
+        "no optimizer that takes foreach=True without a fused kernel for these parameters "
+        "(where it has one, fused is tried), or the model is not compiled in place"
+    ),
+    "eager_fused": "no optimizer with a fused kernel for these parameters (or already fused)",
 }
 
 

@@ -10,6 +10,7 @@ here goes through the advisor's measuring; the placements are the plain torch ca
 - `module`: `model.compile()` (the model compiled in place, the step eager);
 - `optimizer`: `model.compile()` and `opt.step = torch.compile(opt.step)`;
 - `fused`: `model.compile()`, the AdamW built with `fused=True`;
+- `eager_fused`: nothing compiled, the AdamW built with `fused=True`;
 - `step`: `torch.compile(step)` over the plain model (the whole step compiled);
 - `split`: `model.compile()` and `opt.step = torch.compile(opt.step)` for a step that was
   compiled whole: the same calls as `optimizer`, named for the form it starts from.
@@ -62,6 +63,11 @@ def optimizer(device: str = "cpu", model: str = "gcn") -> Step:
 def fused(device: str = "cpu", model: str = "gcn") -> Step:
     net, _, step, args = _build(device, model, fused=True)
     net.compile()
+    return step, args
+
+
+def eager_fused(device: str = "cpu", model: str = "gcn") -> Step:
+    _, _, step, args = _build(device, model, fused=True)
     return step, args
 
 
