@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.doc_figure_base import Figure, of, span
+from benchmarks.reruns_render import checked
 
 COMPARE = "reports/benchmarks/compare_replicated/threads{}.json"
 # later campaigns at one thread, each after the run-level spreads were set from the ones before
@@ -18,7 +19,6 @@ HOLDOUT = {
 RERUNS = "reports/benchmarks/reruns/reruns.json"
 # the accuracy sets' models, one replicated run each, against the independent reference
 ACCURACY = "reports/benchmarks/accuracy_replicated/reruns.json"
-MIN_STEP_SHARE = 0.10
 
 
 def _aa(method: str) -> Callable[[Any], str]:
@@ -57,15 +57,9 @@ def _same_first(data: dict[str, Any]) -> str:
 
 def _agree_in(half: tuple[str, ...] | None = None) -> Callable[[Any], str]:
     def make(data: dict[str, Any]) -> str:
-        checks = [
-            bool(c["within"] or c["inside"])
-            for t in data["targets"].values()
-            if (t["reference"] or {}).get("mean_share") is not None
-            and (half is None or t["half"] in half)
-            for c in t["reference_checks"]
-            if max(abs(c["share"]), abs(t["reference"]["mean_share"])) >= MIN_STEP_SHARE
-        ]
-        return of(sum(checks), len(checks))
+        chosen = [t for t in data["targets"].values() if half is None or t["half"] in half]
+        agree = [bool(c["within"] or c["inside"]) for _, c in checked(chosen)]
+        return of(sum(agree), len(agree))
 
     return make
 
@@ -73,16 +67,18 @@ def _agree_in(half: tuple[str, ...] | None = None) -> Callable[[Any], str]:
 _agree = _agree_in()
 
 
-def _worst(data: dict[str, Any]) -> str:
+def _worst(data: dict[str, Any], disagreeing: bool = False) -> str:
+    """The largest error of a first action against its reference (of the runs that do not
+    agree with it, with `disagreeing`), and its target where there is more than one."""
     errors = [
-        abs(c["error"])
-        for t in data["targets"].values()
-        if (t["reference"] or {}).get("mean_share") is not None
-        for c in t["reference_checks"]
-        if c["error"] is not None
-        and max(abs(c["share"]), abs(t["reference"]["mean_share"])) >= MIN_STEP_SHARE
+        (abs(c["error"]), name)
+        for name, c in checked(list(data["targets"].values()))
+        if c["error"] is not None and not (disagreeing and (c["within"] or c["inside"]))
     ]
-    return f"{max(errors):.0%}" if errors else "-"
+    if not errors:
+        return "-"
+    error, name = max(errors)
+    return f"{error:.0%}" + (f" ({name})" if disagreeing else "")
 
 
 def _within_cv(data: dict[str, Any]) -> str:
@@ -132,6 +128,7 @@ def figures() -> dict[str, Figure]:
         "accrep.agree_tuning": Figure(ACCURACY, _agree_in(("tuning", "-"))),
         "accrep.agree_heldout": Figure(ACCURACY, _agree_in(("held-out",))),
         "accrep.worst": Figure(ACCURACY, _worst),
+        "accrep.worst_off": Figure(ACCURACY, lambda d: _worst(d, disagreeing=True)),
         "accrep.targets": Figure(ACCURACY, lambda d: str(len(d["targets"]))),
     })  # fmt: skip
     return out

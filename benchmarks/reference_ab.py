@@ -291,11 +291,21 @@ def run_child(
         return {"ok": False, "error": f"timed out after {CHILD_TIMEOUT_S:g} s"}
     result = result_line(proc.stdout)
     if proc.returncode != 0 or result is None:
-        lines = [line for line in proc.stderr.splitlines() if line.strip()]
-        error = lines[-1].strip() if lines else f"exit status {proc.returncode}, no result"
-        return {"ok": False, "error": error}
+        return {"ok": False, "error": child_error(proc.stderr, proc.returncode)}
     result.pop(RESULT_KEY)
     return {"ok": True, **result}
+
+
+def child_error(stderr: str, returncode: int) -> str:
+    """The child's exception line (its type and message: the first unindented line after its
+    last traceback; torch adds hint lines after it), else its last line of stderr."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call")]
+    if starts:
+        raised = [line for line in lines[starts[-1] + 1 :] if not line[0].isspace()]
+        if raised:
+            return raised[0].strip()
+    return lines[-1].strip() if lines else f"exit status {returncode}, no result"
 
 
 def variant_summary(variant: Variant, runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -257,6 +257,15 @@ def judge_target(
     }  # fmt: skip
 
 
+def _command(saved: str | None, args: argparse.Namespace, argv: list[str] | None) -> str:
+    """How the results were made: this command, or the saved one with a partial re-measure
+    (`--names`) after it; a re-judging (`--judge-only`) keeps the saved one."""
+    command = " ".join(["python -m benchmarks.reruns", *(argv or sys.argv[1:])])
+    if saved and args.judge_only:
+        return saved
+    return f"{saved}, then {command}" if saved and args.names else command
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -291,13 +300,16 @@ def main(argv: list[str] | None = None) -> int:
         results[t.name] = judged
     machine = saved.get("machine", "")
     if quiet is not None:
-        machine = (
+        when = (
             f"measured from {time.strftime('%Y-%m-%d %H:%M', time.gmtime(started))} UTC, "
             f"{quiet.note()}; wall time {(time.time() - started) / 60:.0f} min"
         )
+        # a part of the list measured again keeps the rest's record beside its own
+        part = args.names and machine
+        machine = f"{machine}; {', '.join(args.names)} {when}" if part else when
     result = {
         "title": tomllib.loads(args.manifest.read_text()).get("title", TITLE),
-        "command": " ".join(["python -m benchmarks.reruns", *(argv or sys.argv[1:])]),
+        "command": _command(saved.get("command"), args, argv),
         "machine": machine,
         "options": options,
         "targets": results,

@@ -22,29 +22,54 @@ def _count(items: list[bool]) -> str:
     return f"{sum(items)} of {len(items)}" + (f" ({sum(items) / len(items):.0%})" if items else "")
 
 
-def summary_lines(targets: dict[str, Any], half: str | None = None) -> list[str]:
-    chosen = [t for t in targets.values() if half is None or t["half"] in half]
-    same = [t["same_first"] for t in chosen if t["runs"] > 1]
-    pairs = [c for t in chosen for c in t["coverage"]]
-    checks = [
-        c
+def checked(chosen: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(target, check) of each run's first action with an independent reference, where the
+    saving or the reference's is at least MIN_STEP_SHARE of the step."""
+    return [
+        (t["name"], c)
         for t in chosen
         for c in t["reference_checks"]
         if (t["reference"] or {}).get("mean_share") is not None
         and max(abs(c["share"]), abs(t["reference"]["mean_share"])) >= MIN_STEP_SHARE
     ]
-    agree = [bool(c["within"] or c["inside"]) for c in checks]
-    errors = [abs(c["error"]) for c in checks if c["error"] is not None]
+
+
+def _worst(checks: list[tuple[str, dict[str, Any]]]) -> str:
+    errors = [(abs(c["error"]), name) for name, c in checks if c["error"] is not None]
+    if not errors:
+        return "-"
+    error, name = max(errors)
+    return f"{error:.0%} ({name})"
+
+
+def _reference_line(chosen: list[dict[str, Any]]) -> str:
+    checks = checked(chosen)
+    if not checks:
+        return "- no first action with an independent reference and a saving >= 10% of the step"
+    agree = [bool(c["within"] or c["inside"]) for _, c in checks]
+    off = [(name, c) for name, c in checks if not (c["within"] or c["inside"])]
+    return (
+        f"- first action's saving against the independent reference (savings >= "
+        f"{MIN_STEP_SHARE:.0%} of the step), within 25% or inside the reference's interval: "
+        f"{_count(agree)} runs; worst error {_worst(checks)}; worst of the runs that do not "
+        f"agree {_worst(off)}"
+    )
+
+
+def summary_lines(targets: dict[str, Any], half: tuple[str, ...] | None = None) -> list[str]:
+    chosen = [t for t in targets.values() if half is None or t["half"] in half]
+    lines = [_reference_line(chosen)]
+    if not any(t["runs"] > 1 for t in chosen):
+        return lines  # one run each: nothing to compare between runs
+    same = [t["same_first"] for t in chosen if t["runs"] > 1]
+    pairs = [c for t in chosen for c in t["coverage"]]
     return [
         f"- same first action in every run: {_count(same)} targets",
         f"- a run's 95% interval covers another run's saving (share of its own default): "
         f"{_count([c['covered'] for c in pairs])} ordered pairs; the interval of its waves "
         f"alone (no run-level spread): {_count([c['covered_by_waves'] for c in pairs])}",
-        f"- first action's saving against the independent reference (savings >= "
-        f"{MIN_STEP_SHARE:.0%} of the step), within 25% or inside the reference's interval: "
-        f"{_count(agree)} runs; worst error {max(errors):.0%}" if errors else
-        "- no first action with an independent reference and a saving >= 10% of the step",
-    ]  # fmt: skip
+        *lines,
+    ]
 
 
 def _first_cell(t: dict[str, Any]) -> str:

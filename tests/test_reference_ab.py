@@ -120,3 +120,21 @@ def test_t_table_matches_scipy() -> None:
     stats = pytest.importorskip("scipy.stats")
     for df, value in enumerate(reference_ab.T_975, start=1):
         assert value == pytest.approx(stats.t.ppf(0.975, df), abs=1e-3), df
+
+
+def test_a_failed_child_is_named_by_its_exception_not_torchs_hint_lines() -> None:
+    from benchmarks.reference_ab import child_error
+
+    stderr = (
+        "W1205 warning before\n"
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 3, in <module>\n'
+        "    step()\n"
+        "torch._dynamo.exc.Unsupported: Data-dependent branching\n"
+        "  Explanation: the branch depends on a tensor value\n"
+        "\n"
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n"
+    )
+    assert child_error(stderr, 1) == "torch._dynamo.exc.Unsupported: Data-dependent branching"
+    assert child_error("killed by the OOM killer\n", 137) == "killed by the OOM killer"
+    assert child_error("", 1) == "exit status 1, no result"

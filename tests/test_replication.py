@@ -264,3 +264,28 @@ def test_a_rerun_interval_holds_a_second_run_and_the_run_level_spread() -> None:
     # pooled samples (no waves): a normal interval; a lopsided one stays lopsided
     low, high = replication.rerun_interval(1.0, (0.9, 1.5), None, 10.0, 0.0)
     assert 1.0 - low == pytest.approx(0.1 * 2**0.5) and high - 1.0 == pytest.approx(0.5 * 2**0.5)
+
+
+def test_a_comparison_records_and_states_the_run_spreads_it_applied() -> None:
+    from advisor.core import policy
+    from advisor.core.model import ModeResult
+    from advisor.gate.compare import compare_reports
+    from advisor.render.compare import rule
+    from tests.support.reports import full_report
+
+    def run(eager_ms: float, threads: int) -> object:
+        eager = _replicated(_on(MACHINE_BEFORE, eager_ms, (0.0, 0.01, -0.01, 0.0)))
+        report = full_report()
+        environment = replace(report.environment, cpu_threads=threads, cpu_count=2)
+        modes = (ModeResult("eager", "ok", latency=eager),)
+        return replace(report, modes=modes, environment=environment, breaks=())
+
+    pinned = compare_reports(run(3.8, 1), run(3.9, 1))  # type: ignore[arg-type]
+    spreads = (policy.RUN_SPREAD_EAGER, policy.RUN_SPREAD_COMPILED)
+    assert pinned.run_spreads == spreads
+    assert f"{spreads[0]:.1%} for eager and {spreads[1]:.1%} for a compiled mode" in rule(pinned)
+    # runs whose threads took every CPU: the larger spread, applied and stated
+    every = compare_reports(run(3.8, 2), run(3.9, 2))  # type: ignore[arg-type]
+    wide = policy.RUN_SPREAD_EVERY_CPU
+    assert every.run_spreads == (wide, wide)
+    assert f"{wide:.1%} for eager and {wide:.1%} for a compiled mode" in rule(every)

@@ -36,7 +36,8 @@ from advisor.core.identity import BreakIdentity
 from advisor.core.model import LatencyStats, Note, Replication, Report, WorkloadInfo
 from advisor.core.paths import common_folder
 
-COMPARE_SCHEMA_VERSION = 2  # 2: BreakDelta carries its identity (was a string key)
+# 2: BreakDelta carries its identity (was a string key); 3: the run-level spreads applied
+COMPARE_SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ class Comparison:
     warnings: tuple[Note, ...] = ()
     alpha: float = policy.COMPARE_ALPHA
     min_effect: float = policy.COMPARE_MIN_EFFECT
+    # the run-level spreads added to each side (eager's, a compiled mode's), as applied
+    run_spreads: tuple[float, float] = (policy.RUN_SPREAD_EAGER, policy.RUN_SPREAD_COMPILED)
     schema_version: int = COMPARE_SCHEMA_VERSION
 
 
@@ -136,6 +139,7 @@ def compare_reports(
         tuple(warnings),
         alpha,
         min_effect,
+        (_spread(rule, "eager"), _spread(rule, "default")),
     )
 
 

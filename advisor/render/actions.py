@@ -159,8 +159,13 @@ def _module_only(action: Action, ctx: ActionContext, display: Display) -> str | 
     return _with_break_even(head, action)
 
 
+def _optimizers(action: Action) -> str:
+    """The optimizers a placement rebuilds, by the names the step holds them under."""
+    return ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer"
+
+
 def _fused(action: Action, ctx: ActionContext, display: Display) -> str | Title:
-    optimizers = ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer"
+    optimizers = _optimizers(action)
     head = (
         f"Build {optimizers} with `fused=True` (one fused kernel for the update, nothing more "
         f"to compile), the model compiled as now{_steps(action, ctx)} (measured, full training "
@@ -170,7 +175,7 @@ def _fused(action: Action, ctx: ActionContext, display: Display) -> str | Title:
 
 
 def _foreach(action: Action, ctx: ActionContext, display: Display) -> str | Title:
-    optimizers = ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer"
+    optimizers = _optimizers(action)
     return (
         f"Build {optimizers} with `foreach=True` (one kernel per operation over all its "
         f"tensors; it has no fused kernel here), the model compiled as now{_steps(action, ctx)} "
@@ -179,7 +184,7 @@ def _foreach(action: Action, ctx: ActionContext, display: Display) -> str | Titl
 
 
 def _eager_fused(action: Action, ctx: ActionContext, display: Display) -> str | Title:
-    optimizers = ", ".join(f"`{u.path}`" for u in action.subjects) or "the optimizer"
+    optimizers = _optimizers(action)
     return (
         f"Do not compile `{ctx.workload}`; build {optimizers} with `fused=True` instead (one "
         f"fused kernel for the update){_steps(action, ctx)} (measured, full training step)"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from advisor.core import policy
 from advisor.core.stats import EPOCHS
 from advisor.gate.compare import MACHINE_METHOD, RELATIVE_SUFFIX, BreakDelta, Comparison, ModeDelta
 from advisor.render.notes import note_text
@@ -82,12 +81,13 @@ def rule(comparison: Comparison) -> str:
     level = f"{(1 - comparison.alpha) * 100:g}%"
     if any(d.method != "samples" for d in comparison.modes if d.ratio is not None):
         machine = any(d.method == MACHINE_METHOD for d in comparison.modes)
+        eager_spread, compiled_spread = comparison.run_spreads
         test = (
             f"Welch's t-test on the runs' log process medians gives p < {comparison.alpha:g} "
             "(replicated runs: one value per process"
             + (", each over the machine reference timed beside it" if machine else "")
-            + f"; a run's own spread, {policy.RUN_SPREAD_EAGER:.1%} for eager and "
-            f"{policy.RUN_SPREAD_COMPILED:.1%} for a compiled mode, added to each side), its "
+            + f"; a run's own spread, {eager_spread:.1%} for eager and "
+            f"{compiled_spread:.1%} for a compiled mode, added to each side), its "
             f"{level} interval of the ratio excludes no change"
         )
         return (
