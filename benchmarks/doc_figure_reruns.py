@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.doc_figure_base import Figure, of, span
-from benchmarks.reruns_render import checked
+from benchmarks.reruns_render import agrees, checked, worst_error
 
 COMPARE = "reports/benchmarks/compare_replicated/threads{}.json"
 # later campaigns at one thread, each after the run-level spreads were set from the ones before
@@ -58,7 +58,7 @@ def _same_first(data: dict[str, Any]) -> str:
 def _agree_in(half: tuple[str, ...] | None = None) -> Callable[[Any], str]:
     def make(data: dict[str, Any]) -> str:
         chosen = [t for t in data["targets"].values() if half is None or t["half"] in half]
-        agree = [bool(c["within"] or c["inside"]) for _, c in checked(chosen)]
+        agree = [agrees(c) for _, c in checked(chosen)]
         return of(sum(agree), len(agree))
 
     return make
@@ -68,17 +68,12 @@ _agree = _agree_in()
 
 
 def _worst(data: dict[str, Any], disagreeing: bool = False) -> str:
-    """The largest error of a first action against its reference (of the runs that do not
-    agree with it, with `disagreeing`), and its target where there is more than one."""
-    errors = [
-        (abs(c["error"]), name)
-        for name, c in checked(list(data["targets"].values()))
-        if c["error"] is not None and not (disagreeing and (c["within"] or c["inside"]))
-    ]
-    if not errors:
-        return "-"
-    error, name = max(errors)
-    return f"{error:.0%}" + (f" ({name})" if disagreeing else "")
+    """The largest error of a first action against its reference; with `disagreeing`, of the
+    runs that do not agree with it, and its target."""
+    checks = checked(list(data["targets"].values()))
+    if disagreeing:
+        checks = [(name, c) for name, c in checks if not agrees(c)]
+    return worst_error(checks, named=disagreeing)
 
 
 def _within_cv(data: dict[str, Any]) -> str:

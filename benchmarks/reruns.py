@@ -63,10 +63,11 @@ class Target:
         return self.target
 
 
-def load_manifest(path: Path = MANIFEST) -> tuple[dict[str, Any], list[Target]]:
+def load_manifest(path: Path = MANIFEST) -> tuple[str, dict[str, Any], list[Target]]:
+    """The manifest's title (the results' heading), its `advisor run` options and targets."""
     data = tomllib.loads(path.read_text())
     targets = [Target(**t) for t in data.get("targets", [])]
-    return dict(data.get("defaults", {})), targets
+    return data.get("title", TITLE), dict(data.get("defaults", {})), targets
 
 
 def advisor_command(t: Target, options: dict[str, Any], out: Path) -> list[str]:
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--runs-dir", type=Path, default=RUNS, help="where the runs are kept")
     args = parser.parse_args(argv)
-    options, targets = load_manifest(args.manifest)
+    title, options, targets = load_manifest(args.manifest)
     targets = [t for t in targets if not args.names or t.name in args.names]
     saved_path = args.out / "reruns.json"
     saved = json.loads(saved_path.read_text()) if saved_path.is_file() else {"targets": {}}
@@ -308,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         part = args.names and machine
         machine = f"{machine}; {', '.join(args.names)} {when}" if part else when
     result = {
-        "title": tomllib.loads(args.manifest.read_text()).get("title", TITLE),
+        "title": title,
         "command": _command(saved.get("command"), args, argv),
         "machine": machine,
         "options": options,

@@ -34,25 +34,30 @@ def checked(chosen: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _worst(checks: list[tuple[str, dict[str, Any]]]) -> str:
+def worst_error(checks: list[tuple[str, dict[str, Any]]], named: bool = True) -> str:
+    """The largest error of a first action against its reference, with its target (`named`)."""
     errors = [(abs(c["error"]), name) for name, c in checks if c["error"] is not None]
     if not errors:
         return "-"
     error, name = max(errors)
-    return f"{error:.0%} ({name})"
+    return f"{error:.0%}" + (f" ({name})" if named else "")
+
+
+def agrees(check: dict[str, Any]) -> bool:
+    return bool(check["within"] or check["inside"])
 
 
 def _reference_line(chosen: list[dict[str, Any]]) -> str:
     checks = checked(chosen)
     if not checks:
         return "- no first action with an independent reference and a saving >= 10% of the step"
-    agree = [bool(c["within"] or c["inside"]) for _, c in checks]
-    off = [(name, c) for name, c in checks if not (c["within"] or c["inside"])]
+    agree = [agrees(c) for _, c in checks]
+    off = [(name, c) for name, c in checks if not agrees(c)]
     return (
         f"- first action's saving against the independent reference (savings >= "
         f"{MIN_STEP_SHARE:.0%} of the step), within 25% or inside the reference's interval: "
-        f"{_count(agree)} runs; worst error {_worst(checks)}; worst of the runs that do not "
-        f"agree {_worst(off)}"
+        f"{_count(agree)} runs; worst error {worst_error(checks)}; worst of the runs that do "
+        f"not agree {worst_error(off)}"
     )
 
 
