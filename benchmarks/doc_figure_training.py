@@ -19,6 +19,9 @@ LARGE_SHARE = 0.10
 PLACEMENTS = "reports/benchmarks/placements_reference/placements_reference.json"
 # the first reference run (4 rounds), kept beside the second (8 rounds) it is compared with
 PLACEMENTS_FIRST = "reports/benchmarks/placements_reference/rounds4/placements_reference.json"
+PLACEMENTS_BEFORE = (
+    "reports/benchmarks/placements_reference/before_new_arms/placements_reference.json"
+)
 
 
 def _fixed_agreed(data: dict[str, Any]) -> str:
@@ -90,6 +93,9 @@ def figures() -> dict[str, Figure]:
         "placements_ref.tuning_right": Figure(PLACEMENTS, _first_right("tuning")),
         "placements_ref.heldout_right": Figure(PLACEMENTS, _first_right("held out")),
         "placements_ref.agreed": Figure(PLACEMENTS, _placements_agreed),
+        "placements_ref8.tuning_right": Figure(PLACEMENTS_BEFORE, _first_right("tuning")),
+        "placements_ref8.heldout_right": Figure(PLACEMENTS_BEFORE, _first_right("held out")),
+        "placements_ref8.agreed": Figure(PLACEMENTS_BEFORE, _placements_agreed),
         "placements_ref4.tuning_right": Figure(PLACEMENTS_FIRST, _first_right("tuning")),
         "placements_ref4.heldout_right": Figure(PLACEMENTS_FIRST, _first_right("held out")),
         "placements_ref4.agreed": Figure(PLACEMENTS_FIRST, _placements_agreed),

@@ -64,9 +64,13 @@ class Target:
 
 
 def load_manifest(path: Path = MANIFEST) -> tuple[str, dict[str, Any], list[Target]]:
-    """The manifest's title (the results' heading), its `advisor run` options and targets."""
-    data = tomllib.loads(path.read_text())
-    targets = [Target(**t) for t in data.get("targets", [])]
+    """The manifest's title (the results' heading), its `advisor run` options and targets;
+    raises ValueError (one line) for a file that is missing or is not such a manifest."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        targets = [Target(**t) for t in data.get("targets", [])]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, TypeError) as exc:
+        raise ValueError(f"{path}: not a reruns manifest ({exc})") from None
     return data.get("title", TITLE), dict(data.get("defaults", {})), targets
 
 
@@ -277,7 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--runs-dir", type=Path, default=RUNS, help="where the runs are kept")
     args = parser.parse_args(argv)
-    title, options, targets = load_manifest(args.manifest)
+    try:
+        title, options, targets = load_manifest(args.manifest)
+    except ValueError as exc:
+        print(f"benchmarks.reruns: {exc}", file=sys.stderr)
+        return 2
     targets = [t for t in targets if not args.names or t.name in args.names]
     saved_path = args.out / "reruns.json"
     saved = json.loads(saved_path.read_text()) if saved_path.is_file() else {"targets": {}}

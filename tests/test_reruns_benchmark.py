@@ -5,6 +5,7 @@ nothing measured: reports are built as records."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,14 @@ def test_the_run_level_spread_of_a_share_is_what_the_waves_do_not_explain() -> N
     moving = reruns.share_spread({"t": {"actions": runs(0.20, 0.30)}})
     # d^2 = 0.01, less two variances of 1e-4: sqrt((0.01 - 2e-4) / 2) = 0.07
     assert moving["run_sd"] == pytest.approx(0.07, abs=0.001)
+
+
+def test_a_missing_or_malformed_manifest_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[targets]]\nname = "x"\n')  # a target without its set, half and target
+    for manifest in (tmp_path / "missing.toml", bad):
+        assert reruns.main(["--judge-only", "--manifest", str(manifest)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("benchmarks.reruns: ") and "\n" not in err
