@@ -16,12 +16,20 @@ TRAIN_FIXED = "reports/benchmarks/train_fixed/train_fixed.json"
 SCENARIOS_FIXED = "reports/benchmarks/scenarios_fixed/scenarios_fixed.json"
 # the accuracy target counts the cases whose saving is at least this share of the step
 LARGE_SHARE = 0.10
-PLACEMENTS = "reports/benchmarks/placements_reference/placements_reference.json"
-# the first reference run (4 rounds), kept beside the second (8 rounds) it is compared with
-PLACEMENTS_FIRST = "reports/benchmarks/placements_reference/rounds4/placements_reference.json"
-PLACEMENTS_BEFORE = (
-    "reports/benchmarks/placements_reference/before_new_arms/placements_reference.json"
-)
+PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
+# Each scoring of the advisor's placements against the reference, by figure prefix: the latest
+# sweep (10 targets) against the reference pooled over the two campaigns that measured a target
+# with every arm; the same sweep against its own campaign's reference alone; the sweep before it
+# (7 targets) against its own reference and against the pooled one; the runs before the newer
+# arms (8 rounds) and the first reference run (4 rounds).
+PLACEMENTS = {
+    "placements_ref": "",
+    "placements_ref_alone": "own_reference/",
+    "placements_ref7": "seven_targets/",
+    "placements_ref7_pooled": "seven_targets_pooled/",
+    "placements_ref8": "before_new_arms/",
+    "placements_ref4": "rounds4/",
+}
 
 
 def _fixed_agreed(data: dict[str, Any]) -> str:
@@ -90,13 +98,13 @@ def figures() -> dict[str, Figure]:
         "scenarios_fixed.within": Figure(SCENARIOS_FIXED, _fixed_within),
         "scenarios_fixed.large_agreed": Figure(SCENARIOS_FIXED, _large_agreed),
         "scenarios_fixed.large_worst": Figure(SCENARIOS_FIXED, _large_worst),
-        "placements_ref.tuning_right": Figure(PLACEMENTS, _first_right("tuning")),
-        "placements_ref.heldout_right": Figure(PLACEMENTS, _first_right("held out")),
-        "placements_ref.agreed": Figure(PLACEMENTS, _placements_agreed),
-        "placements_ref8.tuning_right": Figure(PLACEMENTS_BEFORE, _first_right("tuning")),
-        "placements_ref8.heldout_right": Figure(PLACEMENTS_BEFORE, _first_right("held out")),
-        "placements_ref8.agreed": Figure(PLACEMENTS_BEFORE, _placements_agreed),
-        "placements_ref4.tuning_right": Figure(PLACEMENTS_FIRST, _first_right("tuning")),
-        "placements_ref4.heldout_right": Figure(PLACEMENTS_FIRST, _first_right("held out")),
-        "placements_ref4.agreed": Figure(PLACEMENTS_FIRST, _placements_agreed),
+        **{
+            f"{prefix}.{name}": Figure(f"{PLACEMENTS_DIR}/{folder}placements_reference.json", make)
+            for prefix, folder in PLACEMENTS.items()
+            for name, make in (
+                ("tuning_right", _first_right("tuning")),
+                ("heldout_right", _first_right("held out")),
+                ("agreed", _placements_agreed),
+            )
+        },
     }

@@ -7,6 +7,7 @@ advisor's measured placements in `reports/benchmarks/training_placements/placeme
 
     python -m benchmarks.placements_reference [--runs reports/placements-reference-runs]
     python -m benchmarks.placements_reference --judge-only
+    python -m benchmarks.placements_reference --judge-only --runs NEW --also OLD
 
 For each placement: the advisor's saving as a share of its default step against the reference's
 (agrees within 25% of the reference's share, or inside the reference's 95% interval). For each
@@ -14,12 +15,18 @@ target: the reference's best option (the placement, or eager, with the largest s
 interval is above zero; "keep" when none is) and whether the advisor's first action is it, or
 one the reference cannot tell from it (inside the best's interval). The training zoo's tuning
 and held-out halves are reported apart. Writes reports/benchmarks/placements_reference/.
+
+`--also` pools earlier campaigns' saved runs with `--runs` (a target's rounds from every campaign
+that measured it): each round is fresh processes of its own, so the rounds of two campaigns are
+alike as samples; shares, not ms, are pooled (the host's speed moves between campaigns). Each
+campaign's own mean stays beside the pooled one, so a campaign that disagrees is seen.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +34,7 @@ from typing import Any
 from tabulate import tabulate
 
 from advisor.sweep.manifest import load_manifest
-from benchmarks import reference_ab
+from benchmarks import reference_ab, reference_ab_stats
 from benchmarks.study_output import write_study
 
 MANIFEST = Path("benchmarks/manifests/training_placements.toml")
@@ -78,6 +85,33 @@ def reference_options(reference: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if saving.get("mean_share") is not None:
             found[option] = {"share": saving["mean_share"], "ci_share": saving.get("ci95_share")}
     return found
+
+
+def pooled(references: list[dict[str, Any]]) -> dict[str, Any]:
+    """One target's reference from several campaigns' saved runs (oldest first): each option's
+    per-round shares together, their mean and 95% t-interval, each campaign's mean beside."""
+    if len(references) == 1:
+        return references[0]
+    options = dict.fromkeys(o for r in references for o in r["savings"])
+    savings = {}
+    for option in options:
+        runs = [r["savings"][option] for r in references if option in r["savings"]]
+        shares = [s for run in runs for s in run["per_round_share"] if s is not None]
+        mean, ci = reference_ab_stats.mean_interval(shares)
+        savings[option] = {
+            "baseline": runs[0]["baseline"],
+            "paired_rounds": len(shares),
+            "mean_share": mean,
+            "ci95_share": ci,
+            "campaign_shares": [run["mean_share"] for run in runs],
+        }
+    defaults = [r["variants"]["default"]["median_ms"] for r in references]
+    return {
+        "variants": {"default": {"median_ms": statistics.median(defaults)}},
+        "savings": savings,
+        "failed": sorted({f for r in references for f in r["failed"]}),
+        "campaigns": len(references),
+    }
 
 
 def reference_best(options: dict[str, dict[str, Any]]) -> str:
@@ -133,6 +167,10 @@ def target_row(name: str, form: str, half: str, advisor_row: dict[str, Any],
         "first_action": first,
         "first_right": first_right(first, theirs, best),
         "failed": reference["failed"],
+        "reference_campaigns": reference.get("campaigns", 1),
+        "reference_rounds": max(
+            (s.get("paired_rounds", 0) for s in reference["savings"].values()), default=0
+        ),
     }
 
 
@@ -174,17 +212,27 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _rounds(row: dict[str, Any]) -> str:
+    """The rounds the reference's numbers rest on, and the campaigns pooled for them."""
+    rounds, campaigns = row.get("reference_rounds"), row.get("reference_campaigns", 1)
+    if not rounds:
+        return ""
+    return f"{rounds} ({campaigns} campaigns)" if campaigns > 1 else str(rounds)
+
+
 def render(rows: list[dict[str, Any]]) -> str:
     names = ("eager", "optimizer", "step", "fused", "eager_fused", "module", "split")
     shown = [n for n in names if any(n in r["options"] for r in rows)]
     table = [
         [r["name"], r["half"], f"{r['advisor_default_ms']:.3g} / {r['reference_default_ms']:.3g}",
          *[_cell(r["options"][n]) if n in r["options"] else "" for n in shown],
-         r["first_action"], r["reference_best"], "yes" if r["first_right"] else "no"]
+         r["first_action"], r["reference_best"], "yes" if r["first_right"] else "no",
+         _rounds(r)]
         for r in rows
     ]  # fmt: skip
     headers = ["target", "half", "default ms (advisor / reference)", *shown,
-               "advisor's first", "reference's best", "first right"]  # fmt: skip
+               "advisor's first", "reference's best", "first right",
+               "reference rounds"]  # fmt: skip
     return (
         "# Training placements: the advisor against a hand-written reference\n\n"
         "`python -m benchmarks.placements_reference`: each placement written by hand "
@@ -193,7 +241,8 @@ def render(rows: list[dict[str, Any]]) -> str:
         "sweep in `reports/benchmarks/training_placements/placements.json`. Each cell: the "
         "advisor's saving / the reference's, shares of each one's default step, with 95% "
         "intervals; agreement is within 25% of the reference's share or inside its interval. "
-        "A `-` is an option its side did not measure.\n\n"
+        "A `-` is an option its side did not measure. Where a target's reference was measured "
+        "in several campaigns, its rounds are pooled (each campaign's mean is in the JSON).\n\n"
         + "\n".join(summary(rows))
         + "\n\n"
         + tabulate(table, headers, tablefmt="github")
@@ -201,7 +250,9 @@ def render(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def judge(runs: Path, advisor_path: Path) -> list[dict[str, Any]]:
+def judge(runs: Path, advisor_path: Path, also: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """Each target's row: the advisor's saved sweep against the reference saved in `runs`,
+    pooled with the same target's in each of `also` (earlier campaigns) where it was measured."""
     advisor = {r["name"]: r for r in json.loads(advisor_path.read_text())["targets"]}
     half_of = halves()
     rows = []
@@ -210,8 +261,10 @@ def judge(runs: Path, advisor_path: Path) -> list[dict[str, Any]]:
         if name not in advisor or not saved.is_file():
             print(f"placements_reference: {name}: no advisor row or no {saved}", file=sys.stderr)
             continue
-        reference = json.loads(saved.read_text(encoding="utf-8"))
-        rows.append(target_row(name, form, half_of.get(model, "?"), advisor[name], reference))
+        found = [d / name / "reference.json" for d in also] + [saved]
+        references = [json.loads(f.read_text(encoding="utf-8")) for f in found if f.is_file()]
+        row = target_row(name, form, half_of.get(model, "?"), advisor[name], pooled(references))
+        rows.append(row)
     return rows
 
 
@@ -224,12 +277,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--judge-only", action="store_true")
     parser.add_argument("--only", action="append", default=[], help="a target (repeatable)")
+    parser.add_argument(
+        "--also", action="append", type=Path, default=[],
+        help="an earlier campaign's runs folder, its rounds pooled with --runs (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not args.judge_only:
         for name, model, form in manifest_targets():
             if not args.only or name in args.only:
                 measure(name, model, form, args.runs, args.rounds, args.seconds)
-    rows = judge(args.runs, args.advisor)
+    rows = judge(args.runs, args.advisor, tuple(args.also))
     if not rows:
         return 2
     write_study(args.out, "placements_reference", {"targets": rows}, render(rows))

@@ -74,6 +74,21 @@ def load_manifest(path: Path = MANIFEST) -> tuple[str, dict[str, Any], list[Targ
     return data.get("title", TITLE), dict(data.get("defaults", {})), targets
 
 
+def load_saved(path: Path) -> dict[str, Any]:
+    """The results saved by an earlier run (a part re-measured keeps the rest beside it), or an
+    empty set; raises ValueError (one line) for a file that is not such results, which is then
+    left as it is."""
+    if not path.is_file():
+        return {"targets": {}}
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not saved reruns results ({exc})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("targets", {}), dict):
+        raise ValueError(f"{path}: not saved reruns results (no targets table)")
+    return saved
+
+
 def advisor_command(t: Target, options: dict[str, Any], out: Path) -> list[str]:
     command = [sys.executable, "-m", "advisor", "run", t.advisor_target, "--quiet"]
     for key, value in t.params.items():
@@ -287,8 +302,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmarks.reruns: {exc}", file=sys.stderr)
         return 2
     targets = [t for t in targets if not args.names or t.name in args.names]
-    saved_path = args.out / "reruns.json"
-    saved = json.loads(saved_path.read_text()) if saved_path.is_file() else {"targets": {}}
+    try:
+        saved = load_saved(args.out / "reruns.json")
+    except ValueError as exc:
+        print(f"benchmarks.reruns: {exc}", file=sys.stderr)
+        return 2
     started, quiet = time.time(), None
     if not args.judge_only:
         quiet = wait_until_quiet(600)

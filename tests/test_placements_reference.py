@@ -81,3 +81,32 @@ def test_the_manifests_targets_have_a_form_with_options_and_a_half() -> None:
     assert targets and all(form in study.OPTIONS for _, _, form in targets)
     halves = study.halves()
     assert {halves[model] for _, model, _ in targets} == {"tuning", "held out"}
+
+
+def _campaign(default_ms: float, **per_round: list[float]) -> dict[str, Any]:
+    return {
+        "savings": {
+            name: {"baseline": "default", "per_round_share": shares, "mean_share": sum(shares) / 4}
+            for name, shares in per_round.items()
+        },
+        "variants": {"default": {"median_ms": default_ms}},
+        "failed": [],
+    }
+
+
+def test_campaigns_pool_their_rounds_and_keep_each_campaigns_mean() -> None:
+    old = _campaign(5.0, optimizer=[-0.1, 0.0, 0.05, -0.15])
+    new = _campaign(9.0, optimizer=[0.1, 0.12, 0.08, 0.1], split=[0.2, 0.1, 0.3, 0.2])
+    assert study.pooled([new]) is new
+    both = study.pooled([old, new])
+    optimizer = both["savings"]["optimizer"]
+    assert optimizer["paired_rounds"] == 8 and abs(optimizer["mean_share"] - 0.025) < 1e-12
+    assert optimizer["campaign_shares"] == [-0.05, 0.1]
+    low, high = optimizer["ci95_share"]
+    assert low < 0 < high  # the campaigns disagree: the pooled interval holds zero
+    assert both["savings"]["split"]["paired_rounds"] == 4  # only the new campaign measured it
+    assert both["variants"]["default"]["median_ms"] == 7.0 and both["campaigns"] == 2
+    row = study.target_row("m.step", "step", "tuning", _advisor("split", split=0.2), both)
+    assert row["reference_best"] == "split" and row["first_right"]
+    assert row["reference_rounds"] == 8 and row["reference_campaigns"] == 2
+    assert "| 8 (2 campaigns) " in study.render([row])

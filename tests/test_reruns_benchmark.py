@@ -120,3 +120,15 @@ def test_a_missing_or_malformed_manifest_is_one_line_and_exit_2(
         assert reruns.main(["--judge-only", "--manifest", str(manifest)]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("benchmarks.reruns: ") and "\n" not in err
+
+
+def test_corrupt_saved_results_are_one_line_and_exit_2_and_left_as_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "reruns.json"
+    for text in ("{not json", "[1, 2]", '{"targets": [1]}'):
+        saved.write_text(text)
+        assert reruns.main(["--judge-only", "--out", str(tmp_path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("benchmarks.reruns: ") and "\n" not in err
+        assert saved.read_text() == text
