@@ -298,15 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         title, options, targets = load_manifest(args.manifest)
-    except ValueError as exc:
-        print(f"benchmarks.reruns: {exc}", file=sys.stderr)
-        return 2
-    targets = [t for t in targets if not args.names or t.name in args.names]
-    try:
         saved = load_saved(args.out / "reruns.json")
     except ValueError as exc:
         print(f"benchmarks.reruns: {exc}", file=sys.stderr)
         return 2
+    targets = [t for t in targets if not args.names or t.name in args.names]
     started, quiet = time.time(), None
     if not args.judge_only:
         quiet = wait_until_quiet(600)

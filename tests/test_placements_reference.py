@@ -86,7 +86,11 @@ def test_the_manifests_targets_have_a_form_with_options_and_a_half() -> None:
 def _campaign(default_ms: float, **per_round: list[float]) -> dict[str, Any]:
     return {
         "savings": {
-            name: {"baseline": "default", "per_round_share": shares, "mean_share": sum(shares) / 4}
+            name: {
+                "baseline": "default",
+                "per_round_share": shares,
+                "mean_share": sum(shares) / len(shares),
+            }
             for name, shares in per_round.items()
         },
         "variants": {"default": {"median_ms": default_ms}},
