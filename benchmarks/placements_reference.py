@@ -8,6 +8,7 @@ advisor's measured placements in `reports/benchmarks/training_placements/placeme
     python -m benchmarks.placements_reference [--runs reports/placements-reference-runs]
     python -m benchmarks.placements_reference --judge-only
     python -m benchmarks.placements_reference --judge-only --runs NEW --also OLD
+    python -m benchmarks.placements_reference --reference SAVED.json --advisor NEW.json --out DIR
 
 For each placement: the advisor's saving as a share of its default step against the reference's
 (agrees within 25% of the reference's share, or inside the reference's 95% interval). For each
@@ -20,6 +21,9 @@ and held-out halves are reported apart. Writes reports/benchmarks/placements_ref
 that measured it): each round is fresh processes of its own, so the rounds of two campaigns are
 alike as samples; shares, not ms, are pooled (the host's speed moves between campaigns). Each
 campaign's own mean stays beside the pooled one, so a campaign that disagrees is seen.
+
+`--reference` judges a new advisor sweep against the reference sides of a saved table (each
+option's share and interval, as measured and pooled before), without the run folders.
 """
 
 from __future__ import annotations
@@ -122,13 +126,15 @@ def reference_best(options: dict[str, dict[str, Any]]) -> str:
 
 def first_right(first: str, reference: dict[str, dict[str, Any]], best: str) -> bool:
     """The advisor's first action is the reference's best, or an option the reference cannot
-    tell from it; an action that is no option (keep, a break's fix, upstream) is right only
+    tell from it: its mean saving at least the best's lower bound, "keep"'s being exactly 0
+    (an option that pays nothing clearly but is not slower on average ties with keeping the
+    step as it is). An action that is no option (keep, a break's fix, upstream) is right only
     when no option pays."""
     if first == best or (best == "keep" and first not in reference):
         return True
-    if best == "keep" or first not in reference:
+    if first not in reference:
         return False
-    low = reference[best]["ci_share"][0]
+    low = 0.0 if best == "keep" else reference[best]["ci_share"][0]
     return reference[first]["share"] >= low
 
 
@@ -145,7 +151,23 @@ def agreement(advisor: dict[str, Any] | None, reference: dict[str, Any] | None) 
 
 def target_row(name: str, form: str, half: str, advisor_row: dict[str, Any],
                reference: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    ours, theirs = advisor_options(advisor_row), reference_options(reference)
+    meta = {
+        "reference_default_ms": reference["variants"]["default"]["median_ms"],
+        "failed": reference["failed"],
+        "reference_campaigns": reference.get("campaigns", 1),
+        "reference_rounds": max(
+            (s.get("paired_rounds", 0) for s in reference["savings"].values()), default=0
+        ),
+    }
+    return judged_row(name, form, half, advisor_row, reference_options(reference), meta)
+
+
+def judged_row(name: str, form: str, half: str, advisor_row: dict[str, Any],
+               theirs: dict[str, dict[str, Any]],
+               meta: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """One target's row from the advisor's sweep row and the reference's options (shares and
+    intervals); `meta` carries the reference's default ms, failures, campaigns and rounds."""
+    ours = advisor_options(advisor_row)
     best = reference_best(theirs)
     first = advisor_row["first_action"]
     options = [o for o in OPTIONS[form] if o != form]
@@ -153,7 +175,7 @@ def target_row(name: str, form: str, half: str, advisor_row: dict[str, Any],
         "name": name,
         "form": form,
         "half": half,
-        "reference_default_ms": reference["variants"]["default"]["median_ms"],
+        "reference_default_ms": meta["reference_default_ms"],
         "advisor_default_ms": advisor_row["default_ms"],
         "options": {
             option: {
@@ -166,12 +188,29 @@ def target_row(name: str, form: str, half: str, advisor_row: dict[str, Any],
         "reference_best": best,
         "first_action": first,
         "first_right": first_right(first, theirs, best),
-        "failed": reference["failed"],
-        "reference_campaigns": reference.get("campaigns", 1),
-        "reference_rounds": max(
-            (s.get("paired_rounds", 0) for s in reference["savings"].values()), default=0
-        ),
+        "failed": meta["failed"],
+        "reference_campaigns": meta["reference_campaigns"],
+        "reference_rounds": meta["reference_rounds"],
     }
+
+
+def rejudged(saved: Path, advisor_path: Path) -> list[dict[str, Any]]:
+    """Each target's row: the advisor's sweep against the reference sides of a saved table
+    (`placements_reference.json`), for a new sweep judged against a reference already measured
+    (its run folders need not be kept)."""
+    advisor = {r["name"]: r for r in json.loads(advisor_path.read_text())["targets"]}
+    rows = []
+    for old in json.loads(saved.read_text(encoding="utf-8"))["targets"]:
+        name = old["name"]
+        if name not in advisor:
+            print(f"placements_reference: {name}: no advisor row", file=sys.stderr)
+            continue
+        theirs = {k: o["reference"] for k, o in old["options"].items() if o.get("reference")}
+        meta = {k: old[k] for k in ("reference_default_ms", "failed")}
+        meta["reference_campaigns"] = old.get("reference_campaigns", 1)
+        meta["reference_rounds"] = old.get("reference_rounds", 0)
+        rows.append(judged_row(name, old["form"], old["half"], advisor[name], theirs, meta))
+    return rows
 
 
 def halves() -> dict[str, str]:
@@ -281,7 +320,18 @@ def main(argv: list[str] | None = None) -> int:
         "--also", action="append", type=Path, default=[],
         help="an earlier campaign's runs folder, its rounds pooled with --runs (repeatable)",
     )  # fmt: skip
+    parser.add_argument(
+        "--reference", type=Path,
+        help="a saved placements_reference.json: judge --advisor against its reference sides "
+        "(nothing measured, --runs unused)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.reference is not None:
+        rows = rejudged(args.reference, args.advisor)
+        if not rows:
+            return 2
+        write_study(args.out, "placements_reference", {"targets": rows}, render(rows))
+        return 0
     if not args.judge_only:
         for name, model, form in manifest_targets():
             if not args.only or name in args.only:

@@ -239,3 +239,15 @@ def test_a_real_change_shows_against_eager_too() -> None:
     by_mode = {d.mode: d for d in c.modes}
     assert by_mode["default / eager"].verdict == "faster" and by_mode["eager"].verdict != "faster"
     assert not [n for n in c.warnings if n.kind == "moved_together"]
+
+
+def test_an_eager_median_too_near_zero_to_divide_by_gives_no_relative_row() -> None:
+    # the fuzz test's example: eager's median 2.2e-311 ms, so default / eager overflows to inf
+    base = full_report()
+    tiny = latency_stats([0.0, 2.225073858507e-314], 1)
+    one = latency_stats([0.0, 1e-3], 1)
+    modes = (ModeResult("eager", "ok", latency=tiny), ModeResult("default", "ok", latency=one))
+    report = dataclasses.replace(base, modes=modes)
+    c = compare_reports(report, report)
+    assert not [d for d in c.modes if d.mode == "default / eager"]
+    render_compare_text(c)

@@ -46,6 +46,8 @@ def test_every_arm_is_replicated_in_processes_of_its_own(tmp_path: Path) -> None
         assert rep["waves"] == list(range(waves)) and len(rep["first_call_s"]) == waves
         # the machine's reference was timed in every wave the arm was (re-measured ones too)
         assert len(rep["machine_ms"]) == waves and min(rep["machine_ms"]) > 0
+        # peak memory from the first process, taken after its last block
+        assert modes[name]["peak_memory_bytes"] > 0
         low, high = modes[name]["latency"]["ci_ms"]
         assert low <= modes[name]["latency"]["median_ms"] <= high
     assert modes["fullgraph"]["status"] == "failed"  # the print breaks the graph

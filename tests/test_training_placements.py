@@ -87,9 +87,8 @@ def test_each_form_gets_its_placements_breaks_or_not() -> None:
     module_form = TrainingStep(("opt",), module_compiled=True)
     step_form = TrainingStep(("opt",), module_compiled=False)
     assert planned_kinds(module_form) == ("optimizer", "step", "fused", "foreach", "eager_fused")
+    # breaks or not ("module" is `model.compile()`, breaks and all; "regional" its clean parts)
     assert planned_kinds(step_form) == ("module", "eager_fused")
-    # a whole step with breaks: the regional placement already compiles the model alone
-    assert planned_kinds(step_form, has_breaks=True) == ("eager_fused",)
     assert planned_kinds(None) == ()
     # the two forms' placements are the kinds every stage knows as training placements
     assert set(MODULE_FORM + STEP_FORM) == set(TRAINING_PLACEMENTS)

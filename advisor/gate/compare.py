@@ -162,10 +162,12 @@ def relative_deltas(before: Report, after: Report, rule: Rule) -> list[ModeDelta
             continue
         assert lb is not None and la is not None
         ratio, low, high, p, method = _relative_test(lb, eb.latency, la, ea.latency, rule)
+        before_rel = lb.median_ms / eb.latency.median_ms
+        if not all(math.isfinite(v) for v in (ratio, before_rel, before_rel * ratio)):
+            continue  # a median so near zero that the quotient overflows: no row to show
         reason = _why_not(ratio, low, high, p, None, rule)
         significant = reason == ""
         verdict = ("faster" if ratio < 1 else "slower") if significant else "no significant change"
-        before_rel = lb.median_ms / eb.latency.median_ms
         out.append(
             ModeDelta(
                 name + RELATIVE_SUFFIX,

@@ -152,7 +152,7 @@ def what_if_plan(
     own = tuple(s for s in sites if not is_ddp_break(s))
     # under DistributedDataParallel every rank must compile the same way at once: the
     # placements of a single-process step are not tried there
-    kinds = () if ddp else planned_kinds(training, bool(own))
+    kinds = () if ddp else planned_kinds(training)
     placements = [WhatIfPlan(kind, ()) for kind in kinds]
     return _plans(own) + placements + ddp_plans
 

@@ -14,7 +14,7 @@ pays where the forward has nothing to fix. These variants are planned for every 
   but a foreach one, since the fused kernel does the same work in fewer passes;
 - the whole step compiled: "module" compiles only the model in place, the step (backward and
   optimizer) eager: the reverse, for a step whose compile does not pay beyond the model's
-  (where the step has breaks, the regional placement measures that already);
+  (the model with its breaks, as `model.compile()` does; "regional" is its clean parts only);
 - either form: "eager_fused" compiles nothing and builds the optimizers fused: where the
   compiled model loses to eager, the optimizer's update can still be won.
 
@@ -55,15 +55,13 @@ def training_step(workload: Workload) -> TrainingStep | None:
     )
 
 
-def planned_kinds(training: TrainingStep | None, has_breaks: bool = False) -> tuple[str, ...]:
-    """The training placements to measure for a step of this form. A whole step with breaks
-    gets the regional placement (the break-free modules compiled, the step eager), which is
-    the model compiled in place where the model has no break: "module" would time it twice."""
+def planned_kinds(training: TrainingStep | None) -> tuple[str, ...]:
+    """The training placements to measure for a step of this form. On the whole-step form
+    "module" is planned breaks or not: where the model has breaks, the regional placement
+    compiles only its clean parts, a different placement from `model.compile()`."""
     if training is None or not training.optimizers:
         return ()
-    if training.module_compiled:
-        return MODULE_FORM
-    return tuple(k for k in STEP_FORM if not (has_breaks and k == "module"))
+    return MODULE_FORM if training.module_compiled else STEP_FORM
 
 
 def training_variant(kind: str, workload: Workload, targets: list[BreakSite]) -> Variant | None:

@@ -91,27 +91,29 @@ def _regions(workload: Workload) -> list[tuple[str, Any]]:
 
 
 def split_variant(workload: Workload, targets: list[BreakSite]) -> Variant | None:
-    """A training step split: the model's break-free modules compiled, each optimizer's step
-    compiled on its own, and the step itself (backward included) run eagerly; None without an
-    optimizer or a module to compile."""
+    """A training step split the way users write it: the model compiled in place
+    (`model.compile()`, breaks and all), each optimizer's step compiled on its own
+    (`opt.step = torch.compile(opt.step)`), and the step itself (backward included) run eagerly;
+    None without an optimizer or a module. Not the break-free regions: where the model has
+    breaks, compiling only its clean parts is a different placement ("regional")."""
     optimizers = placement.optimizers_held(workload)
-    regions = _regions(workload) if optimizers else []
-    if not regions:
+    modules = list(placement.module_roots(workload).items()) if optimizers else []
+    if not modules:
         return None
     steps = tuple(
         CodeUnit(f"{name}.step", type(opt).__qualname__) for name, opt in optimizers.items()
     )
     record = replace(
         variant_record("split", tuple(targets)),
-        subjects=placement.region_units(regions) + steps,
+        subjects=placement.region_units(modules) + steps,
     )
 
     def make_call(workload: Workload, backend: Any) -> Callable[[], Any]:
-        modules = placement.CompiledRegions(regions, backend)
+        compiled = placement.CompiledRegions(modules, backend)
         optimizer_steps = placement.CompiledOptimizers(optimizers, backend)
 
         def call() -> Any:
-            with modules, optimizer_steps:
+            with compiled, optimizer_steps:
                 return workload()
 
         return call

@@ -127,9 +127,9 @@ def _split(action: Action, ctx: ActionContext, display: Display) -> str:
     modules = [u for u in action.subjects if not u.path.endswith(".step")]
     steps = ", ".join(f"`{u.path}`" for u in action.subjects if u.path.endswith(".step"))
     return (
-        f"Compile {regions_summary(tuple(modules))} and {steps} separately instead of the "
-        f"whole `{ctx.workload}`; run backward and the rest eagerly{_steps(action, ctx)} "
-        "(measured)"
+        f"Compile the model in place ({regions_summary(tuple(modules))}: `model.compile()`) "
+        f"and {steps} apart (`opt.step = torch.compile(opt.step)`) instead of the whole "
+        f"`{ctx.workload}`; run backward and the rest eagerly{_steps(action, ctx)} (measured)"
     )
 
 

@@ -189,7 +189,7 @@ def _diffs(w: WhatIf) -> str:
 NOT_APPLICABLE: dict[str, str] = {
     "regional": "no sub-module of the workload compiles without a break on its own",
     "disable": "no function holding a break could be found to disable",
-    "split": "no optimizer, or no module that compiles without a break, in the step",
+    "split": "no optimizer, or no module, in the step",
     "undisable": "no torch.compiler.disable wrapper named on the break's line was found",
     "optimizer": "no optimizer in the step, or the model is not compiled in place",
     "step": "no optimizer in the step, or the model is not compiled in place",
