@@ -22,9 +22,9 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # two campaigns that measured a target with every arm; the same code an hour earlier with its
 # blocks timed cold; the sweep before them against the same reference, scored by the same rule
 # (an option ties with "keep" when not slower on average); then, scored as they were (no tie
-# with "keep"): that sweep against its own campaign's
-# reference alone; the sweep before it (7 targets) against its own reference and against the
-# pooled one; the runs before the newer arms (8 rounds) and the first reference run (4 rounds).
+# with "keep"): that sweep against its own campaign's reference alone; the sweep before it
+# (7 targets) against its own reference and against the pooled one; the runs before the newer
+# arms (8 rounds) and the first reference run (4 rounds).
 PLACEMENTS = {
     "placements_ref": "",
     "placements_ref_cold": "cold_blocks/",

@@ -326,17 +326,19 @@ def main(argv: list[str] | None = None) -> int:
         "(nothing measured, --runs unused)",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    if args.reference is not None:
-        rows = rejudged(args.reference, args.advisor)
-        if not rows:
-            return 2
-        write_study(args.out, "placements_reference", {"targets": rows}, render(rows))
-        return 0
-    if not args.judge_only:
+    if args.reference is None and not args.judge_only:
         for name, model, form in manifest_targets():
             if not args.only or name in args.only:
                 measure(name, model, form, args.runs, args.rounds, args.seconds)
-    rows = judge(args.runs, args.advisor, tuple(args.also))
+    try:
+        rows = (
+            rejudged(args.reference, args.advisor)
+            if args.reference is not None
+            else judge(args.runs, args.advisor, tuple(args.also))
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"placements_reference: cannot read a saved result: {exc}", file=sys.stderr)
+        return 2
     if not rows:
         return 2
     write_study(args.out, "placements_reference", {"targets": rows}, render(rows))

@@ -99,17 +99,16 @@ def summary(data: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for model, by_condition in data["models"].items():
         for condition, processes in by_condition.items():
-            ratios = [
-                statistics.median(p["after_ms"]) / statistics.median(p["before_ms"])
-                for p in processes
-            ]
+            before = [statistics.median(p["before_ms"]) for p in processes]
+            after = [statistics.median(p["after_ms"]) for p in processes]
+            ratios = [a / b for a, b in zip(after, before, strict=True)]
             mean, ci = mean_interval(ratios)
             rows.append({
                 "model": model,
                 "condition": condition,
                 "processes": len(processes),
-                "before_ms": [statistics.median(p["before_ms"]) for p in processes],
-                "after_ms": [statistics.median(p["after_ms"]) for p in processes],
+                "before_ms": before,
+                "after_ms": after,
                 "ratios": ratios,
                 "mean_ratio": mean,
                 "ci95_ratio": ci,

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchmarks import placements_reference as study
 
 
@@ -137,3 +139,14 @@ def test_campaigns_pool_their_rounds_and_keep_each_campaigns_mean() -> None:
     assert row["reference_best"] == "split" and row["first_right"]
     assert row["reference_rounds"] == 8 and row["reference_campaigns"] == 2
     assert "| 8 (2 campaigns) " in study.render([row])
+
+
+def test_a_saved_table_that_cannot_be_read_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none.json"
+    assert study.main(["--reference", str(missing), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("placements_reference: cannot read a saved result:")
+    assert "none.json" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
