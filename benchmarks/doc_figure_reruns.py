@@ -19,6 +19,8 @@ HOLDOUT = {
 RERUNS = "reports/benchmarks/reruns/reruns.json"
 # the accuracy sets' models, one replicated run each, against the independent reference
 ACCURACY = "reports/benchmarks/accuracy_replicated/reruns.json"
+# every reruns campaign's run-level spread of a saving, pooled (what the interval uses)
+RUN_SPREAD = "reports/benchmarks/run_spread/run_spread.json"
 
 
 def _aa(method: str) -> Callable[[Any], str]:
@@ -119,6 +121,16 @@ def figures() -> dict[str, Figure]:
         "reruns.agree": Figure(RERUNS, _agree),
         "reruns.share_sd": Figure(RERUNS, lambda d: f"{d['share_spread']['run_sd']:.1%}"),
         "reruns.worst": Figure(RERUNS, _worst),
+        "reruns.first_call_sd": Figure(
+            RERUNS, lambda d: f"{d['first_call_spread']['log_sd']:.1%}"
+        ),
+        "reruns.first_call_actions": Figure(
+            RERUNS, lambda d: str(d["first_call_spread"]["actions"])
+        ),
+        "spread.pooled": Figure(RUN_SPREAD, lambda d: f"{d['pooled']['run_sd']:.1%}"),
+        "spread.pairs": Figure(RUN_SPREAD, lambda d: str(d["pooled"]["pairs"])),
+        "spread.campaigns": Figure(RUN_SPREAD, lambda d: str(len(d["campaigns"]))),
+        "spread.value": Figure(RUN_SPREAD, lambda d: f"{d['policy_value']:.1%}"),
         "accrep.agree": Figure(ACCURACY, _agree),
         "accrep.agree_tuning": Figure(ACCURACY, _agree_in(("tuning", "-"))),
         "accrep.agree_heldout": Figure(ACCURACY, _agree_in(("held-out",))),

@@ -19,7 +19,8 @@ LARGE_SHARE = 0.10
 PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # Each scoring of the advisor's placements against the reference, by figure prefix: the latest
 # sweep (10 targets, "split" the model compiled in place) against the reference pooled over the
-# two campaigns that measured a target with every arm; the same code an hour earlier with its
+# two campaigns that measured a target with every arm; the first sweep with warm blocks, judged
+# with a 3% run-level spread (its run folders are gone); the same code an hour before it with its
 # blocks timed cold; the sweep before them against the same reference, scored by the same rule
 # (an option ties with "keep" when not slower on average); then, scored as they were (no tie
 # with "keep"): that sweep against its own campaign's reference alone; the sweep before it
@@ -27,6 +28,7 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # arms (8 rounds) and the first reference run (4 rounds).
 PLACEMENTS = {
     "placements_ref": "",
+    "placements_ref_warm1": "warm_first/",
     "placements_ref_cold": "cold_blocks/",
     "placements_ref_prev": "previous_sweep/",
     "placements_ref_alone": "own_reference/",

@@ -148,6 +148,7 @@ def run_actions(report: Report) -> dict[str, dict[str, Any]]:
             "run_ci_share": [own[0] / level, own[1] / level] if own else None,
             "measurable": a.measurable,
             "processes": a.processes,
+            "first_call_s": a.first_call_s,
         })  # fmt: skip
     return out
 
@@ -204,6 +205,28 @@ def share_spread(targets: dict[str, Any]) -> dict[str, Any]:
     if not terms:
         return {"pairs": 0, "run_sd": None}
     return {"pairs": len(terms), "run_sd": math.sqrt(max(0.0, sum(terms) / len(terms) / 2))}
+
+
+def first_call_spread(targets: dict[str, Any]) -> dict[str, Any]:
+    """How far an action's first call (its workers' compile, median worker) moves from run to
+    run: the standard deviation of its log over the runs that measured it, pooled over actions
+    by degrees of freedom. What `policy.FIRST_CALL_RUN_SPREAD` is set from."""
+    squares, dof, actions = 0.0, 0, 0
+    for target in targets.values():
+        keys = {k for run in target["actions"] for k in run}
+        for key in keys:
+            logs = [
+                math.log(run[key]["first_call_s"])
+                for run in target["actions"]
+                if (run.get(key) or {}).get("first_call_s")
+            ]
+            if len(logs) < 2:
+                continue
+            mean = sum(logs) / len(logs)
+            squares += sum((x - mean) ** 2 for x in logs)
+            dof += len(logs) - 1
+            actions += 1
+    return {"actions": actions, "log_sd": math.sqrt(squares / dof) if dof else None}
 
 
 # --- the reference -----------------------------------------------------------------------------
@@ -337,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         "options": options,
         "targets": results,
         "share_spread": share_spread(results),
+        "first_call_spread": first_call_spread(results),
     }
     write_study(args.out, "reruns", result, render(result))
     return 0

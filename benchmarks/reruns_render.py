@@ -123,13 +123,20 @@ def table(targets: dict[str, Any]) -> str:
 
 def _spread_line(result: dict[str, Any]) -> list[str]:
     spread = result.get("share_spread") or {}
-    if not spread.get("run_sd"):
-        return []
-    return [
-        f"- a saving's share moves from run to run by a standard deviation of "
-        f"{spread['run_sd']:.1%} of the step beyond what each run's waves show "
-        f"({spread['pairs']} pairs of runs of one action)"
-    ]
+    first = result.get("first_call_spread") or {}
+    lines = []
+    if spread.get("run_sd"):
+        lines.append(
+            f"- a saving's share moves from run to run by a standard deviation of "
+            f"{spread['run_sd']:.1%} of the step beyond what each run's waves show "
+            f"({spread['pairs']} pairs of runs of one action)"
+        )
+    if first.get("log_sd"):
+        lines.append(
+            f"- an action's first call (compile) moves from run to run by a standard deviation "
+            f"of {first['log_sd']:.1%} on the log scale ({first['actions']} actions)"
+        )
+    return lines
 
 
 def render(result: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 
+from advisor.core import policy
 from advisor.core.model import (
     Action,
     CodeUnit,
@@ -101,6 +102,27 @@ def test_a_leader_a_rerun_could_not_tell_apart_gives_way_to_the_cheaper_compile(
     # the leader is the cheaper: it stays first
     costly = placement("disable", 0.065, (0.02, 0.05), replication=replicated(30.0))
     assert run_advise(what_ifs=[leader, costly]).actions[0].kind == "regional"
+
+
+def test_a_tied_leader_keeps_its_place_against_a_first_call_a_rerun_could_swap() -> None:
+    # pyg_gat in the warm reruns campaign: fullgraph=True and the knob tie on their saving,
+    # and their compiles took 1.31 s and 1.33 s in one run, 1.28 s and 1.15 s in another
+    leader = placement("regional", 0.06, (0.035, 0.045), replication=replicated(1.33))
+    near = placement("disable", 0.065, (0.02, 0.05), replication=replicated(1.31))
+    assert run_advise(what_ifs=[leader, near]).actions[0].kind == "regional"
+    # 1.15 s against 1.33: 15% on the log scale, more than two runs' spread of 5.2% each makes
+    cheaper = placement("disable", 0.065, (0.02, 0.05), replication=replicated(1.15))
+    assert run_advise(what_ifs=[leader, cheaper]).actions[0].kind == "disable"
+
+
+@pytest.mark.parametrize(
+    ("first_call_s", "than_s", "expected"),
+    [(1.0, 1.2, True), (1.0, 1.1, False), (1.2, 1.0, False), (0.0, 0.5, True), (0.5, 0.0, False)],
+)
+def test_clearly_cheaper_needs_more_than_two_runs_of_first_call_spread(
+    first_call_s: float, than_s: float, expected: bool
+) -> None:
+    assert policy.clearly_cheaper(first_call_s, than_s) is expected
 
 
 def test_a_variant_is_ranked_by_its_step_scaled_to_the_default_median() -> None:

@@ -5,6 +5,7 @@ nothing measured: reports are built as records."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,25 @@ def test_the_run_level_spread_of_a_share_is_what_the_waves_do_not_explain() -> N
     moving = reruns.share_spread({"t": {"actions": runs(0.20, 0.30)}})
     # d^2 = 0.01, less two variances of 1e-4: sqrt((0.01 - 2e-4) / 2) = 0.07
     assert moving["run_sd"] == pytest.approx(0.07, abs=0.001)
+
+
+def test_the_first_call_spread_is_pooled_over_actions_on_the_log_scale() -> None:
+    def runs(*seconds: float | None) -> list[dict[str, dict[str, object]]]:
+        return [{"k": {"first_call_s": s}} if s else {} for s in seconds]
+
+    # e and 1: logs 1 and 0, sd 0.7071; an action in one run only counts for nothing
+    spread = reruns.first_call_spread({
+        "a": {"actions": runs(math.e, 1.0)},
+        "b": {"actions": runs(2.0, 2.0, 2.0)},
+        "c": {"actions": runs(3.0, None)},
+    })  # fmt: skip
+    # squares 0.5 (one degree of freedom) and 0 (two): sqrt(0.5 / 3)
+    assert spread["actions"] == 2
+    assert spread["log_sd"] == pytest.approx(math.sqrt(0.5 / 3))
+    assert reruns.first_call_spread({}) == {"actions": 0, "log_sd": None}
+    text = render({"machine": "here", "options": {"threads": 1}, "targets": {},
+                   "first_call_spread": spread})  # fmt: skip
+    assert "first call (compile) moves from run to run by a standard deviation of 40.8%" in text
 
 
 def test_a_missing_or_malformed_manifest_is_one_line_and_exit_2(

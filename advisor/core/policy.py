@@ -7,6 +7,8 @@ here. The evidence behind each is in docs/measurement.md (this machine: 2 shared
 
 from __future__ import annotations
 
+import math
+
 # --- a saving within one run (the judge) ---------------------------------------------------
 # A saving counts as measured when its 95% interval lies above zero and it reaches this share
 # of the step: the spread between processes of one arm is several per cent here, and an
@@ -56,18 +58,37 @@ def run_spread(mode: str, every_cpu: bool = False) -> float:
 
 
 # A saving's share of the step moves between two runs of the same target by more than its
-# waves show: a standard deviation of 3 points of the step at one pinned thread (the default
-# mode's saving over eager in the 30 one-thread runs of reports/benchmarks/compare_replicated/,
-# 75 pairs: 2.9; every measured action of reports/benchmarks/reruns/, 71 pairs: 3.0), 11.5
-# points in the runs at torch's default threads (every CPU). A saving's interval is where a
-# rerun would put it, so it carries this once for each of the two runs.
-SAVING_RUN_SPREAD = 0.03
+# waves show. At one pinned thread, four campaigns of `benchmarks.reruns` (three runs of five
+# targets each) put that standard deviation at 3.0, 2.0, 1.9 and, since every timed block
+# follows an untimed one, 1.3 points of the step: 2.1 pooled over their 292 pairs of runs, and
+# 2.5 rounded up to a half point (`benchmarks.run_spread`, reports/benchmarks/run_spread/; the
+# A/A runs of reports/benchmarks/compare_replicated/ gave 2.9 for the default mode's saving).
+# 11.5 points in the runs at torch's default threads (every CPU). A saving's interval is where
+# a rerun would put it, so it carries this once for each of the two runs.
+SAVING_RUN_SPREAD = 0.025
 SAVING_RUN_SPREAD_EVERY_CPU = 0.115
 
 
 def saving_spread(every_cpu: bool = False) -> float:
     """The run-level spread of a saving, as a share of the step it is a saving of."""
     return SAVING_RUN_SPREAD_EVERY_CPU if every_cpu else SAVING_RUN_SPREAD
+
+
+# A worker's first call (its compile) moves between runs of the same target too: a standard
+# deviation of 5.2% on the log scale (27 actions measured in each of the three runs of the
+# warm reruns campaign, reports/benchmarks/reruns/). A tied leader gives way to a cheaper
+# action only when the two first calls differ by more than two runs of that spread could make
+# them at 95% (1.96 * sqrt(2) * 5.2% = 14% on the log scale); a smaller difference turns on the
+# run.
+FIRST_CALL_RUN_SPREAD = 0.052
+
+
+def clearly_cheaper(first_call_s: float, than_s: float) -> bool:
+    """Whether a first call of `first_call_s` is cheaper than `than_s` beyond what a rerun of
+    either could change."""
+    if first_call_s <= 0 or than_s <= 0:
+        return first_call_s < than_s
+    return math.log(than_s / first_call_s) > 1.96 * math.sqrt(2) * FIRST_CALL_RUN_SPREAD
 
 
 # --- the machine while measuring ------------------------------------------------------------

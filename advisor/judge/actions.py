@@ -25,7 +25,7 @@ from advisor.core.model import (
     RecompileAdvice,
 )
 from advisor.core.paths import is_installed
-from advisor.core.policy import LARGE_GUARD_SHARE
+from advisor.core.policy import LARGE_GUARD_SHARE, clearly_cheaper
 from advisor.judge.decide import Step
 from advisor.judge.ledger import beats
 from advisor.judge.measured import MeasuredStep
@@ -173,8 +173,8 @@ def _entry_interval(entry: BreakEntry) -> tuple[float, float]:
 
 
 def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list[Action]:
-    """By the step after each (fastest first), estimates of library changes last; not
-    compiling first where it beats the default step and nothing measured beats it."""
+    """By the step after each (fastest first, from its saving), estimates of library changes
+    last; not compiling first where it beats the default step and nothing measured beats it."""
     ranked = sorted(
         actions, key=lambda a: (a.kind == ActionKind.UPSTREAM, _step_of(a, step), a.kind)
     )
@@ -187,8 +187,10 @@ def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list
 def _cheapest_of_ties(ranked: list[Action]) -> list[Action]:
     """The leader gives way to a measured action a rerun could not tell from it (the leader's
     saving inside that action's interval, which is where a rerun would put its saving) and
-    that costs less on its first call (compile): otherwise which of them leads turns on the
-    run, and the cheaper one loses nothing measurable. The rest keep their order."""
+    that costs clearly less on its first call (compile, beyond what a rerun moves it:
+    `policy.clearly_cheaper`): otherwise which of them leads turns on the run, and the cheaper
+    one loses nothing measurable. First calls a rerun could swap leave the order as it is. The
+    rest keep their order."""
     if not ranked or not _timed(ranked[0]):
         return ranked
     lead = ranked[0]
@@ -199,7 +201,7 @@ def _cheapest_of_ties(ranked: list[Action]) -> list[Action]:
         return _timed(a) and ci is not None and ci[0] <= lead.saving_ms <= ci[1]  # type: ignore[operator]
 
     cheapest = min((a for a in ranked if tied(a)), key=lambda a: a.first_call_s or 0.0)
-    if cheapest is lead:
+    if cheapest is lead or not clearly_cheaper(cheapest.first_call_s or 0.0, lead.first_call_s):
         return ranked
     return [cheapest, *(a for a in ranked if a is not cheapest)]
 
@@ -215,9 +217,15 @@ def _timed(action: Action) -> bool:
 
 
 def _step_of(action: Action, step: Step) -> float:
+    """The step after the action, as its saving gives it: a measured saving is paired wave by
+    wave with the default (and so with every other arm of the wave), the arm's own median is
+    not; two actions a rerun cannot tell apart keep one order by it, where their medians
+    swap (nf_spline's knob and fullgraph=True in the warm reruns campaign)."""
+    if action.saving_ms is not None:
+        return step.median_ms - action.saving_ms
     if action.step_ms is not None:
         return action.step_ms
-    return step.median_ms - (action.saving_ms or 0.0)
+    return step.median_ms
 
 
 def _keep(ledger: Ledger, steps: list[MeasuredStep], step: Step) -> Action:
