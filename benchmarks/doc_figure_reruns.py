@@ -11,10 +11,12 @@ from benchmarks.reruns_render import agrees, checked, worst_error
 
 COMPARE = "reports/benchmarks/compare_replicated/threads{}.json"
 # later campaigns at one thread, each after the run-level spreads were set from the ones before
-# it: held-out checks ("holdout" set eager's 2.2%; "holdout2" is that value's held-out check)
+# it: held-out checks ("holdout" set eager's 2.2%; "holdout2" is that value's held-out check;
+# "holdout3" the same values again, every timed block after an untimed one)
 HOLDOUT = {
     "holdout": "reports/benchmarks/compare_replicated/holdout/threads1.json",
     "holdout2": "reports/benchmarks/compare_replicated/holdout2/threads1.json",
+    "holdout3": "reports/benchmarks/compare_replicated/holdout3/threads1.json",
 }
 RERUNS = "reports/benchmarks/reruns/reruns.json"
 # the accuracy sets' models, one replicated run each, against the independent reference
