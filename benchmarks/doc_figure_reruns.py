@@ -19,6 +19,8 @@ HOLDOUT = {
     "holdout3": "reports/benchmarks/compare_replicated/holdout3/threads1.json",
 }
 RERUNS = "reports/benchmarks/reruns/reruns.json"
+# the campaign after the rules were set from RERUNS: their held-out check
+RERUNS_HOLDOUT = "reports/benchmarks/reruns/holdout/reruns.json"
 # the accuracy sets' models, one replicated run each, against the independent reference
 ACCURACY = "reports/benchmarks/accuracy_replicated/reruns.json"
 # every reruns campaign's run-level spread of a saving, pooled (what the interval uses)
@@ -123,6 +125,12 @@ def figures() -> dict[str, Figure]:
         "reruns.agree": Figure(RERUNS, _agree),
         "reruns.share_sd": Figure(RERUNS, lambda d: f"{d['share_spread']['run_sd']:.1%}"),
         "reruns.worst": Figure(RERUNS, _worst),
+        "reruns_holdout.same_first": Figure(RERUNS_HOLDOUT, _same_first),
+        "reruns_holdout.covered": Figure(RERUNS_HOLDOUT, _pairs("covered")),
+        "reruns_holdout.agree": Figure(RERUNS_HOLDOUT, _agree),
+        "reruns_holdout.share_sd": Figure(
+            RERUNS_HOLDOUT, lambda d: f"{d['share_spread']['run_sd']:.1%}"
+        ),
         "reruns.first_call_sd": Figure(
             RERUNS, lambda d: f"{d['first_call_spread']['log_sd']:.1%}"
         ),
