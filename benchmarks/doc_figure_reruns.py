@@ -125,22 +125,6 @@ def figures() -> dict[str, Figure]:
         "reruns.agree": Figure(RERUNS, _agree),
         "reruns.share_sd": Figure(RERUNS, lambda d: f"{d['share_spread']['run_sd']:.1%}"),
         "reruns.worst": Figure(RERUNS, _worst),
-        "reruns_holdout.same_first": Figure(RERUNS_HOLDOUT, _same_first),
-        "reruns_holdout.covered": Figure(RERUNS_HOLDOUT, _pairs("covered")),
-        "reruns_holdout.agree": Figure(RERUNS_HOLDOUT, _agree),
-        "reruns_holdout.share_sd": Figure(
-            RERUNS_HOLDOUT, lambda d: f"{d['share_spread']['run_sd']:.1%}"
-        ),
-        "reruns.first_call_sd": Figure(
-            RERUNS, lambda d: f"{d['first_call_spread']['log_sd']:.1%}"
-        ),
-        "reruns.first_call_actions": Figure(
-            RERUNS, lambda d: str(d["first_call_spread"]["actions"])
-        ),
-        "spread.pooled": Figure(RUN_SPREAD, lambda d: f"{d['pooled']['run_sd']:.1%}"),
-        "spread.pairs": Figure(RUN_SPREAD, lambda d: str(d["pooled"]["pairs"])),
-        "spread.campaigns": Figure(RUN_SPREAD, lambda d: str(len(d["campaigns"]))),
-        "spread.value": Figure(RUN_SPREAD, lambda d: f"{d['policy_value']:.1%}"),
         "accrep.agree": Figure(ACCURACY, _agree),
         "accrep.agree_tuning": Figure(ACCURACY, _agree_in(("tuning", "-"))),
         "accrep.agree_heldout": Figure(ACCURACY, _agree_in(("held-out",))),
@@ -148,4 +132,27 @@ def figures() -> dict[str, Figure]:
         "accrep.worst_off": Figure(ACCURACY, lambda d: _worst(d, disagreeing=True)),
         "accrep.targets": Figure(ACCURACY, lambda d: str(len(d["targets"]))),
     })  # fmt: skip
+    out.update(_spread_figures())
     return out
+
+
+def _spread_figures() -> dict[str, Figure]:
+    """The reruns' held-out campaign, the first calls' spread and the pooled saving spread."""
+
+    def share_sd(d: dict[str, Any]) -> str:
+        return f"{d['share_spread']['run_sd']:.1%}"
+
+    return {
+        "reruns_holdout.same_first": Figure(RERUNS_HOLDOUT, _same_first),
+        "reruns_holdout.covered": Figure(RERUNS_HOLDOUT, _pairs("covered")),
+        "reruns_holdout.agree": Figure(RERUNS_HOLDOUT, _agree),
+        "reruns_holdout.share_sd": Figure(RERUNS_HOLDOUT, share_sd),
+        "reruns.first_call_sd": Figure(RERUNS, lambda d: f"{d['first_call_spread']['log_sd']:.1%}"),
+        "reruns.first_call_actions": Figure(
+            RERUNS, lambda d: str(d["first_call_spread"]["actions"])
+        ),
+        "spread.pooled": Figure(RUN_SPREAD, lambda d: f"{d['pooled']['run_sd']:.1%}"),
+        "spread.pairs": Figure(RUN_SPREAD, lambda d: str(d["pooled"]["pairs"])),
+        "spread.campaigns": Figure(RUN_SPREAD, lambda d: str(len(d["campaigns"]))),
+        "spread.value": Figure(RUN_SPREAD, lambda d: f"{d['policy_value']:.1%}"),
+    }
