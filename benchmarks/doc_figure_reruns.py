@@ -82,6 +82,11 @@ def _worst(data: dict[str, Any], disagreeing: bool = False) -> str:
     return worst_error(checks, named=disagreeing)
 
 
+def _share_sd(data: dict[str, Any]) -> str:
+    """A campaign's run-level spread of a saving, beyond its runs' waves."""
+    return f"{data['share_spread']['run_sd']:.1%}"
+
+
 def _within_cv(data: dict[str, Any]) -> str:
     values = [v["within_run_cv"] for v in data["level_spread"].values()]
     return span(values, "{:.0%}")
@@ -123,7 +128,7 @@ def figures() -> dict[str, Figure]:
         "reruns.covered_tuning": Figure(RERUNS, _pairs("covered", ("tuning", "-"))),
         "reruns.covered_heldout": Figure(RERUNS, _pairs("covered", ("held-out",))),
         "reruns.agree": Figure(RERUNS, _agree),
-        "reruns.share_sd": Figure(RERUNS, lambda d: f"{d['share_spread']['run_sd']:.1%}"),
+        "reruns.share_sd": Figure(RERUNS, _share_sd),
         "reruns.worst": Figure(RERUNS, _worst),
         "accrep.agree": Figure(ACCURACY, _agree),
         "accrep.agree_tuning": Figure(ACCURACY, _agree_in(("tuning", "-"))),
@@ -138,15 +143,11 @@ def figures() -> dict[str, Figure]:
 
 def _spread_figures() -> dict[str, Figure]:
     """The reruns' held-out campaign, the first calls' spread and the pooled saving spread."""
-
-    def share_sd(d: dict[str, Any]) -> str:
-        return f"{d['share_spread']['run_sd']:.1%}"
-
     return {
         "reruns_holdout.same_first": Figure(RERUNS_HOLDOUT, _same_first),
         "reruns_holdout.covered": Figure(RERUNS_HOLDOUT, _pairs("covered")),
         "reruns_holdout.agree": Figure(RERUNS_HOLDOUT, _agree),
-        "reruns_holdout.share_sd": Figure(RERUNS_HOLDOUT, share_sd),
+        "reruns_holdout.share_sd": Figure(RERUNS_HOLDOUT, _share_sd),
         "reruns.first_call_sd": Figure(RERUNS, lambda d: f"{d['first_call_spread']['log_sd']:.1%}"),
         "reruns.first_call_actions": Figure(
             RERUNS, lambda d: str(d["first_call_spread"]["actions"])

@@ -219,8 +219,9 @@ def _timed(action: Action) -> bool:
 def _step_of(action: Action, step: Step) -> float:
     """The step after the action, as its saving gives it: a measured saving is paired wave by
     wave with the default (and so with every other arm of the wave), the arm's own median is
-    not; two actions a rerun cannot tell apart keep one order by it, where their medians
-    swap (nf_spline's knob and fullgraph=True in the warm reruns campaign)."""
+    not, and the saving is the number the report shows. It does not settle two actions a
+    rerun cannot tell apart: their order still turns on the run (docs/measurement.md, the
+    held-out reruns campaign)."""
     if action.saving_ms is not None:
         return step.median_ms - action.saving_ms
     if action.step_ms is not None:
