@@ -115,6 +115,31 @@ def test_a_tied_leader_keeps_its_place_against_a_first_call_a_rerun_could_swap()
     assert run_advise(what_ifs=[leader, cheaper]).actions[0].kind == "disable"
 
 
+def test_of_tied_actions_the_narrowest_change_leads_whichever_saved_more() -> None:
+    # nf_spline in the held-out reruns campaign: a knob and fullgraph=True tie at ~42% of the
+    # step; the run decided which saved the more, so each run led with the other
+    def knob(saving_ms: float, ci: tuple[float, float]) -> WhatIf:
+        return what_if(
+            variant_ms=0.1 - saving_ms,
+            saving_ms=saving_ms,
+            saving_ci_ms=ci,
+            replication=replicated(4.0),
+        )
+
+    placed = placement("disable", 0.06, (0.03, 0.05), replication=replicated(4.2))
+    for knob_saving in (0.045, 0.035):  # ahead of the placement's 0.04, then behind it
+        low, high = knob_saving - 0.01, knob_saving + 0.01
+        actions = run_advise(what_ifs=[knob(knob_saving, (low, high)), placed]).actions
+        assert [a.kind for a in actions[:2]] == ["disable", "knob"]
+    # a placement the knob's interval leaves out is not a tie: the knob leads
+    behind = placement("disable", 0.07, (0.025, 0.035), replication=replicated(4.2))
+    assert run_advise(what_ifs=[knob(0.05, (0.04, 0.06)), behind]).actions[0].kind == "knob"
+    # nor is a tied placement whose compile is clearly dearer (14% on the log scale)
+    dear = placement("disable", 0.06, (0.03, 0.05), replication=replicated(5.0))
+    actions = run_advise(what_ifs=[knob(0.045, (0.035, 0.055)), dear]).actions
+    assert actions[0].kind == "knob"
+
+
 @pytest.mark.parametrize(
     ("first_call_s", "than_s", "expected"),
     [(1.0, 1.2, True), (1.0, 1.1, False), (1.2, 1.0, False), (0.0, 0.5, True), (0.5, 0.0, False)],

@@ -289,3 +289,61 @@ def test_a_comparison_records_and_states_the_run_spreads_it_applied() -> None:
     wide = policy.RUN_SPREAD_EVERY_CPU
     assert every.run_spreads == (wide, wide)
     assert f"{wide:.1%} for eager and {wide:.1%} for a compiled mode" in rule(every)
+
+
+def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves() -> None:
+    from advisor.core.measured import Settings
+    from advisor.measure import replicate
+    from advisor.measure.arms import ArmTask, mode_arm, what_if_arm
+    from advisor.measure.stages import WhatIfPlan
+
+    def record(arm, medians):  # type: ignore[no-untyped-def]
+        samples = [[m] for m in medians]
+        return replicate.ArmRecord(ArmTask(arm, "t.py:f", "{}", "cpu", Settings()), samples=samples)
+
+    # mixtral_eager_experts' third held-out run: eager saved 2%, 11%, 13% and 16% of the
+    # default by wave, 10% in all; the first wave alone makes it unsettled
+    default = record(mode_arm("default"), [2.30, 2.21, 2.14, 2.25])
+    eager = record(mode_arm("eager"), [2.25, 1.97, 1.86, 1.89])
+    flat = record(what_if_arm(WhatIfPlan("disable", ("B1",))), [2.30, 2.22, 2.13, 2.25])
+    records = {"default": default, "eager": eager, "disable": flat}
+    plan = replicate.Plan(waves=4, rounds=1, settle_waves=2, min_effect=0.03, run_spread=0.025)
+    assert replicate._to_settle(records, default, plan) == [eager]  # flat: short of any effect
+    # at torch's default threads here (11.5% run-level spread) no number of waves could
+    # settle 10%: none is timed
+    assert replicate._to_settle(records, default, dataclasses.replace(plan, run_spread=0.115)) == []
+    # behind a measured 30% saving, eager would not lead whatever more waves said
+    ahead = record(mode_arm("fullgraph"), [1.61, 1.55, 1.50, 1.57])
+    assert replicate._to_settle({**records, "fullgraph": ahead}, default, plan) == []
+
+    timed: list[list[str]] = []
+
+    def wave(arms, index, _plan):  # type: ignore[no-untyped-def]
+        timed.append([r.label for r in arms])
+        for r in arms:  # every later wave: eager 13% under the default
+            r.samples += [[]] * (index + 1 - len(r.samples))
+            r.samples[index] = [2.20 * (0.87 if r is eager else 1.0)]
+
+    original = replicate._wave
+    replicate._wave = wave
+    try:
+        replicate._settle(records, plan, lambda _: None)
+    finally:
+        replicate._wave = original
+    # one more wave of eager with its baseline settled it: measured beyond zero now
+    assert timed == [["eager", "default"]] and eager.settled_waves == 1
+    assert len(eager.samples) == 5 and replicate._to_settle(records, default, plan) == []
+    # a wave that leaves it unsettled (eager level with the default) is followed by one more,
+    # and no more than the plan allows
+    del eager.samples[4:], default.samples[4:]
+    timed.clear()
+    replicate._wave = lambda arms, index, _plan: [  # type: ignore[assignment]
+        r.samples.append([2.20]) for r in arms
+    ]
+    try:
+        replicate._settle(records, plan, lambda _: None)
+        assert len(eager.samples) == 6 and eager.settled_waves == 3
+        replicate._settle(records, dataclasses.replace(plan, settle_waves=0), lambda _: None)
+        assert len(eager.samples) == 6
+    finally:
+        replicate._wave = original

@@ -20,6 +20,12 @@ IGNORE_SHARE = 0.01
 # An arm's processes disagree when their levels (each over the reference arm of its wave)
 # range over more than this share of their median: one more wave, then a flag.
 DISAGREE_SPREAD = 0.25
+# An arm whose saving reaches the minimum effect while its rerun interval still holds zero gets
+# up to this many more waves (`advisor.measure.replicate`): with four waves a saving of 10-13%
+# of the step was measured in two runs and not in the third (the held-out reruns campaign);
+# a fifth wave narrows a t-interval by a quarter (t 3.18 -> 2.78, and one more process). Few:
+# each more look is one more chance for a saving with no effect to pass.
+SETTLE_WAVES = 2
 # Guard evaluation this large a share of the step, with nothing else to fix, is an action.
 LARGE_GUARD_SHARE = 0.25
 # An output differing from eager's by at most this many times the default mode's own

@@ -181,29 +181,63 @@ def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list
     eager = next((a for a in ranked if a.kind == ActionKind.EAGER), None)
     if eager is not None and eager.step_ms is not None and not beats(steps, eager.step_ms):
         ranked = [eager, *(a for a in ranked if a is not eager)]
-    return _cheapest_of_ties(ranked)
+    return _first_of_ties(ranked)
 
 
-def _cheapest_of_ties(ranked: list[Action]) -> list[Action]:
-    """The leader gives way to a measured action a rerun could not tell from it (the leader's
-    saving inside that action's interval, which is where a rerun would put its saving) and
-    that costs clearly less on its first call (compile, beyond what a rerun moves it:
-    `policy.clearly_cheaper`): otherwise which of them leads turns on the run, and the cheaper
-    one loses nothing measurable. First calls a rerun could swap leave the order as it is. The
-    rest keep their order."""
+# Among actions a rerun could not tell apart, the narrowest change leads: what it touches
+# beyond the line it names, least first. fullgraph=True is one argument of the user's compile
+# call (and turns any later break into an error there); a patch changes the user's own line;
+# an optimizer option, one constructor argument; a placement changes what the call compiles;
+# a knob or a setting holds for every compile in the process; not compiling gives up the rest.
+# A fixed preference, because two such actions are ordered by noise whatever reads their
+# numbers (the held-out reruns campaign, docs/measurement.md).
+NARROWEST_FIRST = (
+    (ActionKind.FULLGRAPH,),
+    (ActionKind.PATCH,),
+    (ActionKind.FUSED, ActionKind.FOREACH),
+    (
+        ActionKind.REGIONAL,
+        ActionKind.DISABLE,
+        ActionKind.SPLIT,
+        ActionKind.MODULE,
+        ActionKind.OPTIMIZER,
+        ActionKind.STEP,
+        ActionKind.EAGER_FUSED,
+    ),
+    (ActionKind.KNOB, ActionKind.SETTING),
+    (ActionKind.EAGER,),
+)
+
+
+def scope_rank(kind: str) -> int:
+    """Where an action's kind stands in `NARROWEST_FIRST` (kinds not in it, after)."""
+    return next(
+        (i for i, kinds in enumerate(NARROWEST_FIRST) if kind in kinds), len(NARROWEST_FIRST)
+    )
+
+
+def _first_of_ties(ranked: list[Action]) -> list[Action]:
+    """The leader gives way within its ties: the measured actions a rerun could not tell from
+    it (the leader's saving inside their interval, which is where a rerun would put their
+    saving). Of those, the ones whose first call (compile) is not clearly dearer than the
+    cheapest's (`policy.clearly_cheaper`, beyond what a rerun moves it) stay in the running,
+    and the narrowest change of them leads (`NARROWEST_FIRST`); the same kind, the saving's
+    order. Otherwise which of them leads turns on the run, and the one chosen loses nothing
+    measurable. The rest keep their order."""
     if not ranked or not _timed(ranked[0]):
         return ranked
     lead = ranked[0]
-    assert lead.saving_ms is not None and lead.first_call_s is not None
+    assert lead.saving_ms is not None
 
     def tied(a: Action) -> bool:
         ci = a.saving_ci_ms
         return _timed(a) and ci is not None and ci[0] <= lead.saving_ms <= ci[1]  # type: ignore[operator]
 
-    cheapest = min((a for a in ranked if tied(a)), key=lambda a: a.first_call_s or 0.0)
-    if cheapest is lead or not clearly_cheaper(cheapest.first_call_s or 0.0, lead.first_call_s):
-        return ranked
-    return [cheapest, *(a for a in ranked if a is not cheapest)]
+    ties = [lead, *(a for a in ranked[1:] if tied(a))]
+    cheapest = min(a.first_call_s or 0.0 for a in ties)
+    running = [a for a in ties if not clearly_cheaper(cheapest, a.first_call_s or 0.0)]
+    chosen = min(running, key=lambda a: (scope_rank(a.kind), ties.index(a)))
+    return [chosen, *(a for a in ranked if a is not chosen)]
 
 
 def _timed(action: Action) -> bool:
@@ -220,8 +254,7 @@ def _step_of(action: Action, step: Step) -> float:
     """The step after the action, as its saving gives it: a measured saving is paired wave by
     wave with the default (and so with every other arm of the wave), the arm's own median is
     not, and the saving is the number the report shows. It does not settle two actions a
-    rerun cannot tell apart: their order still turns on the run (docs/measurement.md, the
-    held-out reruns campaign)."""
+    rerun cannot tell apart (their order turns on the run): `_first_of_ties` does."""
     if action.saving_ms is not None:
         return step.median_ms - action.saving_ms
     if action.step_ms is not None:

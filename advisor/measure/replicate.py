@@ -11,8 +11,9 @@ its interval (`advisor.core.replication`).
 Pathologies are caught, not averaged: a block during which the arm compiled anything (a
 recompile, a cache miss) is dropped with its reason; an arm whose processes disagree beyond the
 noise model gets one more wave (with the default mode's arm, its baseline) and is flagged if
-they still disagree. A worker that crashes, hangs past the timeout or fails to build fails the
-arm when it happens in the first wave, and costs that wave otherwise.
+they still disagree; an arm whose saving is not yet told from zero, and could lead, gets up
+to `Plan.settle_waves` more (`_settle`). A worker that crashes, hangs past the timeout or
+fails to build fails the arm when it happens in the first wave, and costs that wave otherwise.
 
 Workers come from a fork server that has imported torch once (`multiprocessing`'s
 "forkserver" start method, where the platform has it, else "spawn"): each process is fresh (no
@@ -21,6 +22,7 @@ compiled state, nothing of the parent's), without paying torch's import again.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import tempfile
@@ -54,6 +56,7 @@ class ArmRecord:
     failure: Built | ModeError | None = None  # the first wave could not build or time it
     remeasured: bool = False
     disagree: bool = False
+    settled_waves: int = 0  # waves beyond the plan's, timed because its saving was unsettled
 
     @property
     def label(self) -> str:
@@ -75,6 +78,11 @@ class Plan:
     time_cpus: tuple[int, ...] = ()
     budget_s: float = 30.0  # timed seconds per wave, at most (rounds are cut to fit)
     faults_dir: str = ""  # where each worker's faulthandler writes its stack on a crash
+    # an arm whose saving is unsettled gets up to this many more waves (`_settle`), read with
+    # the judge's minimum effect and run-level spread (shares of the step)
+    settle_waves: int = 0
+    min_effect: float = 0.0
+    run_spread: float = 0.0
 
 
 @dataclass
@@ -108,7 +116,8 @@ def start_server() -> None:
 
 
 def measure_arms(tasks: list[ArmTask], plan: Plan, progress: Progress) -> dict[str, ArmRecord]:
-    """Every arm over `plan.waves` waves, plus one more wave for arms whose processes disagree."""
+    """Every arm over `plan.waves` waves, plus one more wave for arms whose processes disagree
+    and up to `plan.settle_waves` more for arms whose saving is unsettled."""
     with tempfile.TemporaryDirectory(prefix="advisor-arms-") as faults:
         return _waves(tasks, replace(plan, faults_dir=faults), progress)
 
@@ -124,14 +133,76 @@ def _waves(tasks: list[ArmTask], plan: Plan, progress: Progress) -> dict[str, Ar
     again = [r for r in _alive(records).values() if not _is_metronome(r) and _disagrees(r, records)]
     if again:
         progress(f"re-measuring {', '.join(r.label for r in again)}: its processes disagree")
-        wave_arms = again + [r for r in _references(again, records) if r not in again]
-        # the machine's reference times in every wave, so every wave can be read against it
-        wave_arms += [r for r in _alive(records).values() if _is_metronome(r)]
-        _wave(wave_arms, plan.waves, plan)
+        _extra_wave(again, records, plan)
         for record in again:
             record.remeasured = True
             record.disagree = _disagrees(record, records)
+    _settle(records, plan, progress)
     return records
+
+
+def _extra_wave(arms: list[ArmRecord], records: dict[str, ArmRecord], plan: Plan) -> None:
+    """One more wave of `arms`, with the arm each is read against and the machine's reference
+    (it times in every wave, so that every wave can be read against it)."""
+    wave_arms = arms + [r for r in _references(arms, records) if r not in arms]
+    wave_arms += [r for r in _alive(records).values() if _is_metronome(r)]
+    _wave(wave_arms, max(len(r.samples) for r in records.values()), plan)
+
+
+def _settle(records: dict[str, ArmRecord], plan: Plan, progress: Progress) -> None:
+    """Up to `plan.settle_waves` more waves for the arms whose saving is unsettled and could
+    lead (`_to_settle`), each wave for those still so: with four waves a saving of 10% of the
+    step can land either side of "measured" from one run to the next (the held-out reruns
+    campaign, docs/measurement.md), and a fifth wave narrows its interval by a quarter."""
+    baseline = records.get(BASELINE)
+    if baseline is None or baseline.failure is not None:
+        return
+    for _ in range(plan.settle_waves):
+        open_ = _to_settle(records, baseline, plan)
+        if not open_:
+            return
+        progress(f"one more wave for {', '.join(r.label for r in open_)}: its saving is unsettled")
+        _extra_wave(open_, records, plan)
+        for record in open_:
+            record.settled_waves += 1
+
+
+def _to_settle(records: dict[str, ArmRecord], baseline: ArmRecord, plan: Plan) -> list[ArmRecord]:
+    """The arms whose saving is unsettled (`_reading`) and ahead of every measured one's: the
+    first action could turn on them. One behind a measured saving would not lead either way,
+    and more waves would not change what the report puts first."""
+    readings = {
+        r.label: _reading(r, baseline, plan)
+        for r in _alive(records).values()
+        if r is not baseline and not _is_metronome(r)
+    }
+    measured = [share for share, low in filter(None, readings.values()) if low > 0]
+    best = max(measured, default=-math.inf)
+    return [
+        records[label]
+        for label, reading in readings.items()
+        if reading is not None and reading[1] <= 0 and reading[0] >= best
+    ]
+
+
+def _reading(record: ArmRecord, baseline: ArmRecord, plan: Plan) -> tuple[float, float] | None:
+    """The arm's saving (a share of the step) and the low end of its interval where a rerun
+    would put it (the judge's reading: `replication.rerun_interval`), for a saving that reaches
+    the minimum effect and that more waves could tell from zero: the run-level spread, which
+    no wave reduces, leaves room for it (1.96 * sqrt(2) * 2.5% = 6.9% of the step at one
+    thread, about 32% at torch's default threads here). None for any other."""
+    try:
+        paired = replication.paired_saving(baseline.samples, record.samples)
+    except ValueError:
+        return None
+    floor = max(plan.min_effect, 1.96 * math.sqrt(2) * plan.run_spread)
+    if paired.ci_ms is None or plan.min_effect <= 0 or paired.share <= floor:
+        return None
+    level = paired.saving_ms / paired.share
+    low, _ = replication.rerun_interval(
+        paired.saving_ms, paired.ci_ms, paired.waves, level, plan.run_spread
+    )
+    return paired.share, low / level
 
 
 def _is_metronome(record: ArmRecord) -> bool:

@@ -15,10 +15,11 @@ each arm in worker processes of its own, and collect the measurements.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, replace
 
-from advisor.core import replication
+from advisor.core import policy, replication
 from advisor.core.artifacts import Capture, Measurements, WorkerEnvironment
 from advisor.core.errors import AdvisorError
 from advisor.core.model import (
@@ -31,7 +32,7 @@ from advisor.core.model import (
     WhatIf,
 )
 from advisor.core.stats import latency_stats
-from advisor.measure import environment, first_steps, metronome
+from advisor.measure import environment, first_steps, metronome, torch_adapter
 from advisor.measure.arms import GUARDS_ARM, METRONOME_ARM, Arm, ArmTask, mode_arm, what_if_arm
 from advisor.measure.cpus import pinned
 from advisor.measure.environment import cpu_affinity
@@ -159,8 +160,18 @@ def _measure(
             build_cpus=build_cpus,
             time_cpus=cpus if settings.threads is not None else (),
             budget_s=settings.budget_s / max(1, settings.processes),
+            settle_waves=policy.SETTLE_WAVES,
+            min_effect=settings.min_effect,
+            run_spread=policy.saving_spread(_every_cpu(settings.threads)),
         )
         return measure_arms(tasks, plan, progress)
+
+
+def _every_cpu(threads: int | None) -> bool:
+    """Whether the arms' torch takes every CPU of the machine, as the judge will read it from
+    the run's environment (`Environment.every_cpu`): its run-level spread depends on it."""
+    count = os.cpu_count() or 0
+    return 0 < count <= (threads or torch_adapter.intra_op_threads())
 
 
 def collected(
