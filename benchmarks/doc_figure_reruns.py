@@ -19,8 +19,15 @@ HOLDOUT = {
     "holdout3": "reports/benchmarks/compare_replicated/holdout3/threads1.json",
 }
 RERUNS = "reports/benchmarks/reruns/reruns.json"
-# the campaign after the rules were set from RERUNS: their held-out check
-RERUNS_HOLDOUT = "reports/benchmarks/reruns/holdout/reruns.json"
+# the campaigns after the rules were set from RERUNS: their held-out checks ("holdout" of the
+# first-call margin and the paired-saving order; "holdout2" of the fixed preference among
+# tied actions and the settling waves, set from "holdout"), and "holdout" re-judged with the
+# fixed preference (in-sample for it)
+RERUNS_HOLDOUT = {
+    "holdout": "reports/benchmarks/reruns/holdout/reruns.json",
+    "holdout2": "reports/benchmarks/reruns/holdout2/reruns.json",
+    "holdout_rejudged": "reports/benchmarks/reruns/holdout_rejudged/reruns.json",
+}
 # the accuracy sets' models, one replicated run each, against the independent reference
 ACCURACY = "reports/benchmarks/accuracy_replicated/reruns.json"
 # every reruns campaign's run-level spread of a saving, pooled (what the interval uses)
@@ -142,12 +149,15 @@ def figures() -> dict[str, Figure]:
 
 
 def _spread_figures() -> dict[str, Figure]:
-    """The reruns' held-out campaign, the first calls' spread and the pooled saving spread."""
-    return {
-        "reruns_holdout.same_first": Figure(RERUNS_HOLDOUT, _same_first),
-        "reruns_holdout.covered": Figure(RERUNS_HOLDOUT, _pairs("covered")),
-        "reruns_holdout.agree": Figure(RERUNS_HOLDOUT, _agree),
-        "reruns_holdout.share_sd": Figure(RERUNS_HOLDOUT, _share_sd),
+    """The reruns' held-out campaigns, the first calls' spread and the pooled saving spread."""
+    out = {}
+    for name, source in RERUNS_HOLDOUT.items():
+        key = "reruns_" + name
+        out[f"{key}.same_first"] = Figure(source, _same_first)
+        out[f"{key}.covered"] = Figure(source, _pairs("covered"))
+        out[f"{key}.agree"] = Figure(source, _agree)
+        out[f"{key}.share_sd"] = Figure(source, _share_sd)
+    return out | {
         "reruns.first_call_sd": Figure(RERUNS, lambda d: f"{d['first_call_spread']['log_sd']:.1%}"),
         "reruns.first_call_actions": Figure(
             RERUNS, lambda d: str(d["first_call_spread"]["actions"])

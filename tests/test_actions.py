@@ -142,7 +142,15 @@ def test_of_tied_actions_the_narrowest_change_leads_whichever_saved_more() -> No
 
 @pytest.mark.parametrize(
     ("first_call_s", "than_s", "expected"),
-    [(1.0, 1.2, True), (1.0, 1.1, False), (1.2, 1.0, False), (0.0, 0.5, True), (0.5, 0.0, False)],
+    [
+        (1.0, 1.2, True),
+        (1.0, 1.1, False),
+        (1.2, 1.0, False),
+        (0.0, 0.5, True),
+        (0.5, 0.0, False),
+        (0.005, 0.012, False),  # not compiling against the fused optimizer: milliseconds
+        (0.005, 0.5, True),
+    ],
 )
 def test_clearly_cheaper_needs_more_than_two_runs_of_first_call_spread(
     first_call_s: float, than_s: float, expected: bool
