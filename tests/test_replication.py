@@ -291,7 +291,9 @@ def test_a_comparison_records_and_states_the_run_spreads_it_applied() -> None:
     assert f"{wide:.1%} for eager and {wide:.1%} for a compiled mode" in rule(every)
 
 
-def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves() -> None:
+def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from advisor.core.measured import Settings
     from advisor.measure import replicate
     from advisor.measure.arms import ArmTask, mode_arm, what_if_arm
@@ -324,26 +326,23 @@ def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves() -> None
             r.samples += [[]] * (index + 1 - len(r.samples))
             r.samples[index] = [2.20 * (0.87 if r is eager else 1.0)]
 
-    original = replicate._wave
-    replicate._wave = wave
-    try:
-        replicate._settle(records, plan, lambda _: None)
-    finally:
-        replicate._wave = original
+    monkeypatch.setattr(replicate, "_wave", wave)
+    replicate._settle(records, plan, lambda _: None)
     # one more wave of eager with its baseline settled it: measured beyond zero now
-    assert timed == [["eager", "default"]] and eager.settled_waves == 1
+    assert timed == [["eager", "default"]]
     assert len(eager.samples) == 5 and replicate._to_settle(records, default, plan) == []
     # a wave that leaves it unsettled (eager level with the default) is followed by one more,
     # and no more than the plan allows
     del eager.samples[4:], default.samples[4:]
     timed.clear()
-    replicate._wave = lambda arms, index, _plan: [  # type: ignore[assignment]
-        r.samples.append([2.20]) for r in arms
-    ]
-    try:
-        replicate._settle(records, plan, lambda _: None)
-        assert len(eager.samples) == 6 and eager.settled_waves == 3
-        replicate._settle(records, dataclasses.replace(plan, settle_waves=0), lambda _: None)
-        assert len(eager.samples) == 6
-    finally:
-        replicate._wave = original
+
+    def level(arms, index, _plan):  # type: ignore[no-untyped-def]
+        timed.append([r.label for r in arms])
+        for r in arms:
+            r.samples.append([2.20])
+
+    monkeypatch.setattr(replicate, "_wave", level)
+    replicate._settle(records, plan, lambda _: None)
+    assert len(timed) == 2 and len(eager.samples) == 6
+    replicate._settle(records, dataclasses.replace(plan, settle_waves=0), lambda _: None)
+    assert len(timed) == 2 and len(eager.samples) == 6

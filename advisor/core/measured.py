@@ -38,7 +38,13 @@ class Environment:
     @property
     def every_cpu(self) -> bool:
         """torch's threads took every CPU of the machine (its default on a small one)."""
-        return 0 < self.cpu_count <= self.cpu_threads
+        return takes_every_cpu(self.cpu_threads, self.cpu_count)
+
+
+def takes_every_cpu(threads: int, cpu_count: int) -> bool:
+    """Whether `threads` torch threads take every one of the machine's `cpu_count` CPUs: the
+    run-level spreads (`policy.saving_spread`, `policy.run_spread`) depend on it."""
+    return 0 < cpu_count <= threads
 
 
 @dataclass(frozen=True)

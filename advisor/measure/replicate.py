@@ -56,7 +56,6 @@ class ArmRecord:
     failure: Built | ModeError | None = None  # the first wave could not build or time it
     remeasured: bool = False
     disagree: bool = False
-    settled_waves: int = 0  # waves beyond the plan's, timed because its saving was unsettled
 
     @property
     def label(self) -> str:
@@ -163,8 +162,6 @@ def _settle(records: dict[str, ArmRecord], plan: Plan, progress: Progress) -> No
             return
         progress(f"one more wave for {', '.join(r.label for r in open_)}: its saving is unsettled")
         _extra_wave(open_, records, plan)
-        for record in open_:
-            record.settled_waves += 1
 
 
 def _to_settle(records: dict[str, ArmRecord], baseline: ArmRecord, plan: Plan) -> list[ArmRecord]:

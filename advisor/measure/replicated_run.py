@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from advisor.core import policy, replication
 from advisor.core.artifacts import Capture, Measurements, WorkerEnvironment
 from advisor.core.errors import AdvisorError
+from advisor.core.measured import takes_every_cpu
 from advisor.core.model import (
     LatencyStats,
     ModeError,
@@ -162,16 +163,14 @@ def _measure(
             budget_s=settings.budget_s / max(1, settings.processes),
             settle_waves=policy.SETTLE_WAVES,
             min_effect=settings.min_effect,
-            run_spread=policy.saving_spread(_every_cpu(settings.threads)),
+            # the spread the judge will read from the run's environment (`Environment.every_cpu`)
+            run_spread=policy.saving_spread(
+                takes_every_cpu(
+                    settings.threads or torch_adapter.intra_op_threads(), os.cpu_count() or 0
+                )
+            ),
         )
         return measure_arms(tasks, plan, progress)
-
-
-def _every_cpu(threads: int | None) -> bool:
-    """Whether the arms' torch takes every CPU of the machine, as the judge will read it from
-    the run's environment (`Environment.every_cpu`): its run-level spread depends on it."""
-    count = os.cpu_count() or 0
-    return 0 < count <= (threads or torch_adapter.intra_op_threads())
 
 
 def collected(
