@@ -50,9 +50,11 @@ THREADS = 1
 FACTORY = "benchmarks.trainzoo.placed"
 # The options of each form: the baseline (the form itself) first, then what it is compared with.
 OPTIONS = {
-    "module": ("module", "eager", "optimizer", "step", "fused", "eager_fused"),
-    "step": ("step", "eager", "module", "split", "eager_fused"),
+    "module": ("module", "eager", "optimizer", "step", "fused", "eager_fused", "allocator"),
+    "step": ("step", "eager", "module", "split", "eager_fused", "allocator"),
 }
+# Options whose hand-written factory differs by form: `placed.allocator_module`, `..._step`.
+BY_FORM = ("allocator",)
 
 
 def manifest_targets(path: Path = MANIFEST) -> list[tuple[str, str, str]]:
@@ -61,15 +63,29 @@ def manifest_targets(path: Path = MANIFEST) -> list[tuple[str, str, str]]:
     return [(t.name, t.params["model"], t.params["form"]) for t in targets]
 
 
-def measure(name: str, model: str, form: str, runs: Path, rounds: int, seconds: float) -> None:
-    options = OPTIONS[form]
+def measure(
+    name: str,
+    model: str,
+    form: str,
+    runs: Path,
+    rounds: int,
+    seconds: float,
+    only: tuple[str, ...] = (),
+) -> None:
+    """One target's campaign: every option of its form (or the baseline and those in `only`)."""
+    options = [o for o in OPTIONS[form] if o == form or not only or o in only]
     variants = {
-        ("default" if option == form else option): f"{FACTORY}:{option}@eager" for option in options
+        ("default" if option == form else option): f"{FACTORY}:{factory(option, form)}@eager"
+        for option in options
     }
     data = reference_ab.measure(variants, rounds, THREADS, seconds, "eager", {"model": model})
     folder = runs / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "reference.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def factory(option: str, form: str) -> str:
+    return f"{option}_{form}" if option in BY_FORM else option
 
 
 def advisor_options(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -194,10 +210,11 @@ def judged_row(name: str, form: str, half: str, advisor_row: dict[str, Any],
     }
 
 
-def rejudged(saved: Path, advisor_path: Path) -> list[dict[str, Any]]:
+def rejudged(saved: Path, advisor_path: Path, added: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
     """Each target's row: the advisor's sweep against the reference sides of a saved table
     (`placements_reference.json`), for a new sweep judged against a reference already measured
-    (its run folders need not be kept)."""
+    (its run folders need not be kept). Options the table lacks are taken from the campaigns
+    in `added` (runs folders) that measured them, pooled."""
     advisor = {r["name"]: r for r in json.loads(advisor_path.read_text())["targets"]}
     rows = []
     for old in json.loads(saved.read_text(encoding="utf-8"))["targets"]:
@@ -206,11 +223,18 @@ def rejudged(saved: Path, advisor_path: Path) -> list[dict[str, Any]]:
             print(f"placements_reference: {name}: no advisor row", file=sys.stderr)
             continue
         theirs = {k: o["reference"] for k, o in old["options"].items() if o.get("reference")}
+        theirs = {**_added_options(name, added), **theirs}
         meta = {k: old[k] for k in ("reference_default_ms", "failed")}
         meta["reference_campaigns"] = old.get("reference_campaigns", 1)
         meta["reference_rounds"] = old.get("reference_rounds", 0)
         rows.append(judged_row(name, old["form"], old["half"], advisor[name], theirs, meta))
     return rows
+
+
+def _added_options(name: str, added: tuple[Path, ...]) -> dict[str, dict[str, Any]]:
+    found = [d / name / "reference.json" for d in added]
+    references = [json.loads(f.read_text(encoding="utf-8")) for f in found if f.is_file()]
+    return reference_options(pooled(references)) if references else {}
 
 
 def halves() -> dict[str, str]:
@@ -317,8 +341,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge-only", action="store_true")
     parser.add_argument("--only", action="append", default=[], help="a target (repeatable)")
     parser.add_argument(
+        "--option", action="append", default=[],
+        help="measure only this option beside the baseline (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
         "--also", action="append", type=Path, default=[],
-        help="an earlier campaign's runs folder, its rounds pooled with --runs (repeatable)",
+        help="an earlier campaign's runs folder, its rounds pooled with --runs (repeatable); "
+        "with --reference, a campaign of options the saved table lacks",
     )  # fmt: skip
     parser.add_argument(
         "--reference", type=Path,
@@ -329,10 +358,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.reference is None and not args.judge_only:
         for name, model, form in manifest_targets():
             if not args.only or name in args.only:
-                measure(name, model, form, args.runs, args.rounds, args.seconds)
+                only = tuple(args.option)
+                measure(name, model, form, args.runs, args.rounds, args.seconds, only)
     try:
         rows = (
-            rejudged(args.reference, args.advisor)
+            rejudged(args.reference, args.advisor, tuple(args.also))
             if args.reference is not None
             else judge(args.runs, args.advisor, tuple(args.also))
         )

@@ -24,7 +24,7 @@ from advisor.render.report_io import load_report
 from benchmarks.study_output import write_study
 
 OUT = Path("reports/benchmarks/training_placements")
-PLACEMENTS = (*TRAINING_PLACEMENTS, "split", "regional")
+PLACEMENTS = (*TRAINING_PLACEMENTS, "split", "regional", "allocator")
 
 
 def target_row(name: str, report: Report) -> dict[str, Any]:
@@ -94,14 +94,15 @@ def render(rows: list[dict[str, Any]]) -> str:
             f"{row['default_ms']:.3g}" if row["default_ms"] else "-", split,
             saving(row, "optimizer"), saving(row, "fused"), saving(row, "eager_fused"),
             saving(row, "step"),
-            saving(row, "module"), saving(row, "split"), saving(row, "regional"), first,
+            saving(row, "module"), saving(row, "split"), saving(row, "regional"),
+            saving(row, "allocator"), first,
         ])  # fmt: skip
     headers = [
         "target", "eager ms", "default ms", "forward / backward / optimizer",
         "opt.step compiled too", "optimizer built fused=True",
         "nothing compiled, optimizer fused", "whole step compiled",
         "model alone compiled", "model and opt.step apart", "break-free modules compiled",
-        "first",
+        "allocator keeping freed memory", "first",
     ]  # fmt: skip
     return (
         "# Where torch.compile goes in a training step\n\n"

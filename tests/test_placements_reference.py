@@ -150,3 +150,42 @@ def test_a_saved_table_that_cannot_be_read_is_one_line_and_exit_2(
     assert err.startswith("placements_reference: cannot read a saved result:")
     assert "none.json" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_campaign_of_one_option_measures_it_beside_the_forms_own_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: dict[str, Any] = {}
+
+    def measure(variants: dict[str, str], *args: Any) -> dict[str, Any]:
+        asked.update(variants)
+        return _campaign(7.0, allocator=[0.1, 0.2])
+
+    monkeypatch.setattr(study.reference_ab, "measure", measure)
+    study.measure("k.step", "kornia_cnn", "step", tmp_path, 2, 1.0, only=("allocator",))
+    assert asked == {
+        "default": "benchmarks.trainzoo.placed:step@eager",
+        "allocator": "benchmarks.trainzoo.placed:allocator_step@eager",
+    }
+    assert (tmp_path / "k.step" / "reference.json").is_file()
+
+
+def test_options_a_saved_table_lacks_come_from_the_campaigns_added(tmp_path: Path) -> None:
+    row = study.target_row("m.step", "step", "tuning", _advisor("keep"), _reference(
+        split=(0.08, -0.066, 0.225)))  # fmt: skip
+    saved = tmp_path / "placements_reference.json"
+    saved.write_text(json.dumps({"targets": [row]}), encoding="utf-8")
+    new = tmp_path / "placements.json"
+    sweep = {**_advisor("allocator", allocator=0.15), "name": "m.step"}
+    new.write_text(json.dumps({"targets": [sweep]}), encoding="utf-8")
+    for name, shares in (("one", [0.1, 0.14, 0.12]), ("two", [0.16, 0.1, 0.2])):
+        folder = tmp_path / name / "m.step"
+        folder.mkdir(parents=True)
+        campaign = _campaign(6.0, allocator=shares, split=[0.9, 0.9])
+        (folder / "reference.json").write_text(json.dumps(campaign), encoding="utf-8")
+    (again,) = study.rejudged(saved, new, (tmp_path / "one", tmp_path / "two"))
+    allocator = again["options"]["allocator"]["reference"]
+    assert abs(allocator["share"] - 0.82 / 6) < 1e-12  # the six rounds pooled
+    # an option the saved table has keeps the table's (pooled over its own campaigns)
+    assert again["options"]["split"]["reference"] == row["options"]["split"]["reference"]
+    assert again["reference_best"] == "allocator" and again["first_right"]

@@ -165,6 +165,9 @@ class ProfileTrace:
     sessions: int = 1
     torch_version: str = ""
     notes: tuple[Note, ...] = ()
+    # Minor page faults per unprofiled call (None: not read on this platform): the allocator
+    # what-if is planned from it (`policy.allocator_worth_trying`).
+    minor_faults_per_call: float | None = None
 
     @property
     def overhead_us_per_event(self) -> float:

@@ -46,6 +46,7 @@ class WhatIfKind(StrEnum):
     UNDISABLE = "undisable"  # a torch.compiler.disable boundary removed: what tracing it saves
     SETTING = "setting"  # a Dynamo setting that changes how the whole step runs
     PATCH = "patch"  # the user's function at a break rewritten, installed in the worker
+    ALLOCATOR = "allocator"  # the default mode, the C allocator keeping freed memory (glibc)
 
 
 class ActionKind(StrEnum):
@@ -63,6 +64,7 @@ class ActionKind(StrEnum):
     FOREACH = "foreach"  # training: build the optimizer with foreach=True
     EAGER_FUSED = "eager_fused"  # training: do not compile; build the optimizer with fused=True
     SETTING = "setting"  # a setting for the whole step (compiled autograd)
+    ALLOCATOR = "allocator"  # launch with the C allocator keeping freed memory (measured)
     EAGER = "eager"  # do not compile this function: nothing measured beats eager (measured)
     KEEP = "keep"  # nothing to fix: one graph, compiled (measured against eager)
     PATCH = "patch"  # apply a patch to the user's code at the break (generated and measured)
@@ -94,7 +96,12 @@ TRAINING_PLACEMENTS = (
 )
 # What-ifs that compile nothing beyond what the default mode compiles: a longer first call in
 # their workers is the machine's noise, not a compile to pay back (no break-even).
-ADDS_NO_COMPILE = (WhatIfKind.FUSED, WhatIfKind.FOREACH, WhatIfKind.EAGER_FUSED)
+ADDS_NO_COMPILE = (
+    WhatIfKind.FUSED,
+    WhatIfKind.FOREACH,
+    WhatIfKind.EAGER_FUSED,
+    WhatIfKind.ALLOCATOR,
+)
 
 
 def coerced(kind: type[E], value: str) -> E:

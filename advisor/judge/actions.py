@@ -96,6 +96,9 @@ def _measured_actions(
             out.append(_from_step(s, "eager", ()))
         elif s.kind == "setting":  # it changes how the step runs, whether or not breaks go
             out.append(_from_step(s, "knob", tuple(sorted(s.removes & ids)), knob=s.source))
+        elif s.kind == "allocator":  # how the process's memory is kept, no break aimed at
+            setting = s.what_if.setting if s.what_if is not None else None
+            out.append(_from_step(s, "allocator", (), knob=setting))
     return out
 
 
@@ -188,7 +191,8 @@ def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list
 # beyond the line it names, least first. fullgraph=True is one argument of the user's compile
 # call (and turns any later break into an error there); a patch changes the user's own line;
 # an optimizer option, one constructor argument; a placement changes what the call compiles;
-# a knob or a setting holds for every compile in the process; not compiling gives up the rest.
+# a knob or a setting holds for every compile in the process, the allocator's setting for every
+# allocation in it; not compiling gives up the rest.
 # A fixed preference, because two such actions are ordered by noise whatever reads their
 # numbers (the held-out reruns campaign, docs/measurement.md).
 NARROWEST_FIRST = (
@@ -204,7 +208,7 @@ NARROWEST_FIRST = (
         ActionKind.STEP,
         ActionKind.EAGER_FUSED,
     ),
-    (ActionKind.KNOB, ActionKind.SETTING),
+    (ActionKind.KNOB, ActionKind.SETTING, ActionKind.ALLOCATOR),
     (ActionKind.EAGER,),
 )
 

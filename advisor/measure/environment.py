@@ -6,6 +6,11 @@ import os
 import platform
 from pathlib import Path
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows: page faults are not read
+    resource = None  # type: ignore[assignment]
+
 from advisor.core.model import Environment
 from advisor.measure import torch_adapter
 
@@ -59,3 +64,10 @@ def cpu_affinity() -> tuple[int, ...]:
         return tuple(sorted(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return ()
+
+
+def minor_faults() -> int | None:
+    """The minor page faults this process has taken so far; None where they cannot be read."""
+    if resource is None:
+        return None
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from advisor.core.artifacts import EventCalibration, ProfileTrace, TraceEvent
 from advisor.core.model import Note
 from advisor.measure import torch_adapter as ta
+from advisor.measure.environment import minor_faults
 
 if TYPE_CHECKING:
     from advisor.measure.harness import Probe
@@ -162,6 +163,11 @@ def profile_calls(
         sessions=sessions,
         torch_version=ta.torch_version(),
         notes=tuple(got.notes),
+        minor_faults_per_call=(
+            round(got.faults / len(got.unprofiled), 2)
+            if got.faults is not None and got.unprofiled
+            else None
+        ),
     )
 
 
@@ -179,10 +185,19 @@ class _Sessions:
     probes) and, per recorded call, its session's unprofiled median."""
 
     unprofiled: list[float] = field(default_factory=list)
+    faults: int | None = 0  # minor page faults over the unprofiled calls; None: not readable
     calls: list[TraceEvent] = field(default_factory=list)
     probe_calls: list[TraceEvent] = field(default_factory=list)
     call_refs: list[float] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+
+    def count_faults(self, before: int | None, after: int | None) -> None:
+        """Add the faults of one stretch of unprofiled calls (None from then on where either
+        reading is missing: a partial count would read as fewer faults per call)."""
+        if self.faults is None or before is None or after is None:
+            self.faults = None
+        else:
+            self.faults += after - before
 
 
 def _profile_sessions(
@@ -200,7 +215,9 @@ def _profile_sessions(
     with_device = len(activities) > 1
     for index in range(sessions):
         in_session = n_calls // sessions + (1 if index < n_calls % sessions else 0)
+        before = minor_faults()
         timed = _time_calls(call, max(3, wanted // sessions), device)
+        out.count_faults(before, minor_faults())
         out.unprofiled += timed
         got, got_probe = _profile_session(call, in_session, device, activities, probe)
         if len(got) != in_session:

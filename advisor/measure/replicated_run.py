@@ -49,7 +49,7 @@ from advisor.measure.replicate import (
     reference_of,
     start_server,
 )
-from advisor.measure.stages import what_if_plan
+from advisor.measure.stages import allocator_planned, what_if_plan
 from advisor.measure.workload import check_target
 
 
@@ -75,7 +75,7 @@ def measure_replicated(options: RunOptions, device: str, progress: Progress) -> 
         workers=(WorkerEnvironment("profile", profile.environment),) if profile.environment else (),
         created_at=created,
     )
-    arms = planned_arms(options, base.capture, profile.mode)
+    arms = planned_arms(options, base.capture, profile.mode, allocator_planned(profile.trace))
     try:
         records = _measure(arms, options, device, base.capture, progress)
     except KeyboardInterrupt:
@@ -128,13 +128,17 @@ def _profile(options: RunOptions, device: str) -> TaskResult:
     return outcome
 
 
-def planned_arms(options: RunOptions, capture: Capture, default: ModeResult | None) -> list[Arm]:
+def planned_arms(
+    options: RunOptions, capture: Capture, default: ModeResult | None, allocator: bool = False
+) -> list[Arm]:
     """The modes asked for, then (the default mode compiled and what-ifs asked for) each
-    what-if the capture calls for and guard evaluation skipped."""
+    what-if the capture calls for (with `allocator`, the C allocator keeping freed memory too:
+    each arm has processes of its own) and guard evaluation skipped."""
     arms = [mode_arm(m) for m in MODE_ORDER if m in options.modes or m == "eager"]
     if not options.settings.what_if or default is None or default.status != "ok":
         return arms
-    arms += [what_if_arm(p) for p in what_if_plan(capture.sites, training=capture.training)]
+    plans = what_if_plan(capture.sites, training=capture.training, allocator=allocator)
+    arms += [what_if_arm(p) for p in plans]
     return [*arms, GUARDS_ARM]
 
 

@@ -4,17 +4,20 @@ isolated one (`isolate`), so both take the same measurements in the same order:
 1. the modes (`harness.measure`), with the capture of the default mode's compile;
 2. while the default mode is warm: its profile (with the break probe) and guard evaluation;
 3. the what-ifs the capture calls for (`what_if_plan`), each compiled again and timed against
-   the unmodified code.
+   the unmodified code (and, where the profile saw its calls page-fault, the C allocator
+   keeping freed memory).
 
 Which what-ifs to try follows from the kinds of break captured, never from a judgement.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from advisor.core import policy
 from advisor.core.artifacts import ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import (
@@ -37,6 +40,7 @@ from advisor.core.taxonomy import (
     noop_for,
 )
 from advisor.measure import harness
+from advisor.measure.allocator import allocator_variant
 from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
@@ -137,7 +141,10 @@ class WhatIfPlan:
 
 
 def what_if_plan(
-    sites: tuple[BreakSite, ...], ddp: bool = False, training: TrainingStep | None = None
+    sites: tuple[BreakSite, ...],
+    ddp: bool = False,
+    training: TrainingStep | None = None,
+    allocator: bool = False,
 ) -> list[WhatIfPlan]:
     """What to try, from the kinds of break captured alone (nothing has been judged yet): each
     config knob that could remove a break, each side effect to make a no-op, and, where there
@@ -147,14 +154,26 @@ def what_if_plan(
     turned off (one graph per frame instead of one per gradient bucket) is tried instead. A
     training step (`training`, not under DDP) gets the placements of its form
     (`training_variants`), breaks or not: in training the optimizer and the backward hold time
-    no forward break shows."""
+    no forward break shows. With `allocator` (the default mode's calls page-fault enough,
+    `allocator_planned`; only where each what-if runs in a process of its own), the C allocator
+    keeping freed memory is tried too."""
     ddp_plans = [WhatIfPlan("knob", (), knob=DDP_KNOB)] if ddp else []
     own = tuple(s for s in sites if not is_ddp_break(s))
     # under DistributedDataParallel every rank must compile the same way at once: the
     # placements of a single-process step are not tried there
     kinds = () if ddp else planned_kinds(training)
     placements = [WhatIfPlan(kind, ()) for kind in kinds]
-    return _plans(own) + placements + ddp_plans
+    kept = [WhatIfPlan("allocator", ())] if allocator else []
+    return _plans(own) + placements + kept + ddp_plans
+
+
+def allocator_planned(trace: ProfileTrace | None) -> bool:
+    """Whether the profiled default mode's calls page-fault enough for the allocator what-if
+    (`policy.allocator_worth_trying`, from their faults and their median unprofiled time)."""
+    if trace is None or not trace.unprofiled_us:
+        return False
+    call_s = statistics.median(trace.unprofiled_us) / 1e6
+    return policy.allocator_worth_trying(trace.minor_faults_per_call, call_s)
 
 
 def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
@@ -236,6 +255,8 @@ def variant_for(
         return undisable_variant(targets)
     if plan.kind in TRAINING_PLACEMENTS:
         return training_variant(plan.kind, workload, targets)
+    if plan.kind == "allocator":
+        return allocator_variant(targets)
     if plan.patch is not None:
         return patch_variant(plan.patch, targets)
     return regional_variant(workload, targets)

@@ -191,6 +191,16 @@ def _eager_fused(action: Action, ctx: ActionContext, display: Display) -> str | 
     )
 
 
+def _allocator(action: Action, ctx: ActionContext, display: Display) -> str:
+    setting = f"`{action.knob}`" if action.knob else "glibc's malloc settings"
+    return (
+        f"Launch with the C allocator keeping freed memory ({setting} in the environment, or "
+        "jemalloc or tcmalloc preloaded): the step stops handing its tensors' memory back to "
+        f"the system and faulting it in again{_steps(action, ctx)} (measured with the glibc "
+        "setting, nothing compiled differently)"
+    )
+
+
 def _with_break_even(head: str, action: Action) -> str | Title:
     """The title with when its extra compile pays for itself, where it adds one."""
     if action.break_even_calls is None:
@@ -302,6 +312,7 @@ _TITLES: dict[str, Callable[[Action, ActionContext, Display], str | Title]] = {
     "fused": _fused,
     "foreach": _foreach,
     "eager_fused": _eager_fused,
+    "allocator": _allocator,
     "disable": _disable,
     "eager": _eager,
     "keep": _keep,
@@ -396,6 +407,7 @@ TRAINING_LABELS = {
     "fused": "the optimizer built with `fused=True`, the model compiled as now",
     "foreach": "the optimizer built with `foreach=True`, the model compiled as now",
     "eager_fused": "nothing compiled, the optimizer built with `fused=True`",
+    "allocator": "the C allocator keeping freed memory (glibc's `mallopt`), compiled as now",
 }
 
 

@@ -203,6 +203,7 @@ NOT_APPLICABLE: dict[str, str] = {
         "(where it has one, fused is tried), or the model is not compiled in place"
     ),
     "eager_fused": "no optimizer with a fused kernel for these parameters (or already fused)",
+    "allocator": "the C library is not glibc: its malloc has no setting to keep freed memory",
 }
 
 
@@ -231,7 +232,11 @@ def what_if_line(w: WhatIf, training: bool = False) -> str:
             f"95% CI {ci}; {match}; {_rests_on(w, 'interleaved')}"
         )
     removed = f"removes {len(w.removed)} of {len(w.targets)} targeted break(s)"
-    whole_step = {"setting": "a setting", **dict.fromkeys(TRAINING_PLACEMENTS, "a placement")}
+    whole_step = {
+        "setting": "a setting",
+        "allocator": "a setting",
+        **dict.fromkeys(TRAINING_PLACEMENTS, "a placement"),
+    }
     if w.kind in whole_step and not w.targets:
         removed = f"{whole_step[w.kind]} for the whole step, no break targeted"
         if w.new_breaks:

@@ -13,11 +13,16 @@ here goes through the advisor's measuring; the placements are the plain torch ca
 - `eager_fused`: nothing compiled, the AdamW built with `fused=True`;
 - `step`: `torch.compile(step)` over the plain model (the whole step compiled);
 - `split`: `model.compile()` and `opt.step = torch.compile(opt.step)` for a step that was
-  compiled whole: the same calls as `optimizer`, named for the form it starts from.
+  compiled whole: the same calls as `optimizer`, named for the form it starts from;
+- `allocator_module`, `allocator_step`: the form's own step (`module`, `step`) with glibc's
+  malloc told to keep freed memory (`mallopt`, what `MALLOC_MMAP_THRESHOLD_=33554432
+  MALLOC_TRIM_THRESHOLD_=1073741824` set at launch): the "allocator" option of each form.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 from collections.abc import Callable
 from typing import Any
 
@@ -77,3 +82,30 @@ def step(device: str = "cpu", model: str = "gcn") -> Step:
 
 
 split = optimizer
+
+# glibc's mallopt parameters (malloc.h) and the values the allocator option sets: allocations up
+# to 32 MiB (glibc's largest threshold on 64-bit) from the heap, and the heap not trimmed
+# below 1 GiB, so a step's freed activations are reused instead of returned and faulted again.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 1024 * 1024, 1024 * 1024 * 1024
+
+
+def keep_freed_memory() -> None:
+    """glibc's malloc set to keep freed memory for the rest of this process; an error where the
+    C library is not glibc (the option does not apply there)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    if not hasattr(libc, "mallopt"):
+        raise RuntimeError("this C library has no mallopt: the allocator option is glibc's")
+    settings = ((M_MMAP_THRESHOLD, MMAP_THRESHOLD), (M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    if not all(libc.mallopt(key, value) for key, value in settings):
+        raise RuntimeError("mallopt refused the allocator option's settings")
+
+
+def allocator_module(device: str = "cpu", model: str = "gcn") -> Step:
+    keep_freed_memory()
+    return module(device, model)
+
+
+def allocator_step(device: str = "cpu", model: str = "gcn") -> Step:
+    keep_freed_memory()
+    return step(device, model)
