@@ -29,6 +29,7 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # reference run (4 rounds).
 PLACEMENTS = {
     "placements_ref": "",
+    "placements_ref_settle": "settle_waves/",
     "placements_ref_warm2": "warm_second/",
     "placements_ref_warm1": "warm_first/",
     "placements_ref_cold": "cold_blocks/",

@@ -1,14 +1,16 @@
 """The training placements against an independent reference (#29 item 4): for each target of
 `benchmarks/manifests/training_placements.toml`, every placement of its form written by hand
 (`benchmarks/trainzoo/placed.py`: `model.compile()`, `torch.compile(opt.step)`, `fused=True`
-with the model compiled or not, `torch.compile(step)`) and measured by `benchmarks.reference_ab`
-(fresh processes, rounds outermost, no code shared with the advisor's measuring), against the
-advisor's measured placements in `reports/benchmarks/training_placements/placements.json`.
+with the model compiled or not, `torch.compile(step)`, glibc's malloc keeping freed memory) and
+measured by `benchmarks.reference_ab` (fresh processes, rounds outermost, no code shared with
+the advisor's measuring), against the advisor's measured placements in
+`reports/benchmarks/training_placements/placements.json`.
 
     python -m benchmarks.placements_reference [--runs reports/placements-reference-runs]
     python -m benchmarks.placements_reference --judge-only
     python -m benchmarks.placements_reference --judge-only --runs NEW --also OLD
     python -m benchmarks.placements_reference --reference SAVED.json --advisor NEW.json --out DIR
+    python -m benchmarks.placements_reference --only NAME --option allocator --runs DIR
 
 For each placement: the advisor's saving as a share of its default step against the reference's
 (agrees within 25% of the reference's share, or inside the reference's 95% interval). For each
@@ -23,7 +25,9 @@ alike as samples; shares, not ms, are pooled (the host's speed moves between cam
 campaign's own mean stays beside the pooled one, so a campaign that disagrees is seen.
 
 `--reference` judges a new advisor sweep against the reference sides of a saved table (each
-option's share and interval, as measured and pooled before), without the run folders.
+option's share and interval, as measured and pooled before), without the run folders; with
+`--also`, options the table lacks come from those campaigns. `--option` (repeatable) measures
+only those options beside the form's own step.
 """
 
 from __future__ import annotations
@@ -284,7 +288,7 @@ def _rounds(row: dict[str, Any]) -> str:
 
 
 def render(rows: list[dict[str, Any]]) -> str:
-    names = ("eager", "optimizer", "step", "fused", "eager_fused", "module", "split")
+    names = ("eager", "optimizer", "step", "fused", "eager_fused", "module", "split", "allocator")
     shown = [n for n in names if any(n in r["options"] for r in rows)]
     table = [
         [r["name"], r["half"], f"{r['advisor_default_ms']:.3g} / {r['reference_default_ms']:.3g}",

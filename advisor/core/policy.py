@@ -120,9 +120,9 @@ NOISY_SPREAD = 0.10
 # The allocator what-if (`advisor.measure.allocator`) is planned where the default mode's calls
 # page-fault enough that their faults could be worth this share of the call, at this much per
 # fault: a minor fault (the kernel maps and zeroes a page) with its knock-on cache and TLB
-# misses. Measured here: a kornia training step faulting 560 to 1,870 times per call ran 2.7
-# to 3.2 us slower per extra fault, from process to process; the lower figure plans the arm
-# on fewer faults, and the arm's measured saving decides.
+# misses. Measured here: the convolutional part of a kornia training step, faulting 560 to
+# 1,870 times a call in different processes, ran 2.7 to 3.2 us slower per extra fault; the
+# lower figure used plans the arm on fewer faults, and the arm's measured saving decides.
 PAGE_FAULT_S = 2e-6
 ALLOCATOR_PLAN_SHARE = 0.01
 

@@ -5,8 +5,9 @@ an allocation above its mmap threshold with a fresh mapping and returns it to th
 is freed, and trims the heap's free top back to the system, so the next step maps, faults and
 zeroes the same pages again. The threshold moves with what the process freed before, so two
 processes of the same script fault a different number of times per step and run at different
-speeds (measured here: a kornia training step at 5.9 to 8.8 ms in fresh processes, 560 to 1,870
-faults per step; 5.1 to 5.4 ms and under 3 faults with the settings below).
+speeds (measured here, the convolutional part of a kornia training step, forward and backward:
+5.9 to 8.8 ms in fresh processes at 560 to 1,870 faults a step; 5.1 to 5.4 ms and under 3
+faults with the settings below).
 
 The what-if sets what a user sets at launch with `MALLOC_MMAP_THRESHOLD_=33554432
 MALLOC_TRIM_THRESHOLD_=1073741824`: allocations up to 32 MiB (glibc's largest threshold on
