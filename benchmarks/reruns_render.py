@@ -125,13 +125,13 @@ def _spread_line(result: dict[str, Any]) -> list[str]:
     spread = result.get("share_spread") or {}
     first = result.get("first_call_spread") or {}
     lines = []
-    if spread.get("run_sd"):
+    if spread.get("run_sd") is not None:  # 0.0 is a measured spread, shown as such
         lines.append(
             f"- a saving's share moves from run to run by a standard deviation of "
             f"{spread['run_sd']:.1%} of the step beyond what each run's waves show "
             f"({spread['pairs']} pairs of runs of one action)"
         )
-    if first.get("log_sd"):
+    if first.get("log_sd") is not None:
         lines.append(
             f"- an action's first call (compile) moves from run to run by a standard deviation "
             f"of {first['log_sd']:.1%} on the log scale ({first['actions']} actions)"

@@ -95,6 +95,10 @@ def test_the_table_renders_the_summary_by_half() -> None:
     text = render({"machine": "here", "options": {"threads": 1}, "targets": {"m": target}})
     assert "Held-out half:\n- same first action in every run: 1 of 1 (100%) targets" in text
     assert "+30.0% [+20.0%, +40.0%]; -" in text and "within 25%" in text
+    assert "moves from run to run" not in text  # no spread measured: no line
+    steady = {"share_spread": {"pairs": 3, "run_sd": 0.0}}
+    text = render({"machine": "here", "options": {}, "targets": {"m": target}, **steady})
+    assert "by a standard deviation of 0.0% of the step" in text  # measured as none: shown
 
 
 def test_the_run_level_spread_of_a_share_is_what_the_waves_do_not_explain() -> None:

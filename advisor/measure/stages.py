@@ -7,7 +7,8 @@ isolated one (`isolate`), so both take the same measurements in the same order:
    the unmodified code (and, where the profile saw its calls page-fault, the C allocator
    keeping freed memory).
 
-Which what-ifs to try follows from the kinds of break captured, never from a judgement.
+Which what-ifs to try follows from what was captured and measured (the kinds of break, the
+profile's page faults), never from a judgement.
 """
 
 from __future__ import annotations
