@@ -23,6 +23,10 @@ from advisor.render.patch_words import patch_caveat, patch_summary
 from advisor.render.ranks import DDP_NO_OVERLAP
 from advisor.render.recipes import category_title
 
+ALLOCATOR_EFFECT = (
+    "freed memory is reused, not handed back and faulted in again; jemalloc or tcmalloc "
+    "preloaded do the same (only the glibc setting was measured)"
+)
 GUARD_CONDITION = (
     "safe only while every call keeps the shapes, dtypes and Python values the guards check: a "
     "changed one silently runs code compiled for the old ones"
@@ -191,14 +195,13 @@ def _eager_fused(action: Action, ctx: ActionContext, display: Display) -> str | 
     )
 
 
-def _allocator(action: Action, ctx: ActionContext, display: Display) -> str:
+def _allocator(action: Action, ctx: ActionContext, display: Display) -> Title:
     setting = f"`{action.knob}`" if action.knob else "glibc's malloc settings"
-    return (
-        f"Launch with the C allocator keeping freed memory ({setting} in the environment, or "
-        "jemalloc or tcmalloc preloaded): the step stops handing its tensors' memory back to "
-        f"the system and faulting it in again{_steps(action, ctx)} (measured with the glibc "
-        "setting, nothing compiled differently)"
+    head = (
+        f"Launch with the C allocator keeping freed memory ({setting} in the environment)"
+        f"{_steps(action, ctx)} (measured with the glibc setting, nothing compiled differently)"
     )
+    return Title(head, ALLOCATOR_EFFECT, "; ")
 
 
 def _with_break_even(head: str, action: Action) -> str | Title:
