@@ -346,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="a target (repeatable)")
     parser.add_argument(
         "--option", action="append", default=[],
+        choices=sorted({o for options in OPTIONS.values() for o in options}),
         help="measure only this option beside the baseline (repeatable)",
     )  # fmt: skip
     parser.add_argument(
@@ -360,9 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     if args.reference is None and not args.judge_only:
+        only = tuple(args.option)
         for name, model, form in manifest_targets():
             if not args.only or name in args.only:
-                only = tuple(args.option)
                 measure(name, model, form, args.runs, args.rounds, args.seconds, only)
     try:
         rows = (

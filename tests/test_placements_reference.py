@@ -189,3 +189,13 @@ def test_options_a_saved_table_lacks_come_from_the_campaigns_added(tmp_path: Pat
     # an option the saved table has keeps the table's (pooled over its own campaigns)
     assert again["options"]["split"]["reference"] == row["options"]["split"]["reference"]
     assert again["reference_best"] == "allocator" and again["first_right"]
+
+
+def test_an_unknown_option_is_refused_before_anything_is_measured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    with pytest.raises(SystemExit) as refused:
+        study.main(["--option", "alocator", "--runs", str(runs)])
+    assert refused.value.code == 2 and not runs.exists()
+    assert "argument --option: invalid choice: 'alocator'" in capsys.readouterr().err
