@@ -16,6 +16,7 @@ from advisor.core.artifacts import Capture, ProfileTrace
 from advisor.core.model import Replication, Settings
 from advisor.judge.actions import scope_rank
 from advisor.measure import allocator
+from advisor.measure import profile as profile_module
 from advisor.measure.pipeline import RunOptions
 from advisor.measure.profile import profile_calls
 from advisor.measure.replicated_run import planned_arms
@@ -62,6 +63,16 @@ def test_the_profile_counts_the_faults_of_its_unprofiled_calls() -> None:
     trace = profile_calls(call, 2, "cpu", unprofiled=6)
     assert trace.minor_faults_per_call is not None
     assert trace.minor_faults_per_call >= pages / 4
+
+
+def test_the_steady_rate_is_the_lowest_stretchs_not_one_after_a_profiler_session() -> None:
+    sessions = profile_module._Sessions()
+    for before, after in ((0, 0), (0, 252), (0, 0)):  # 21 a call refaulted after a session
+        sessions.count_faults(before, after, 12)
+    assert sessions.steady_faults_per_call() == 0.0
+    sessions.count_faults(None, 5, 12)  # a reading missing: no rate at all, not a partial one
+    assert sessions.steady_faults_per_call() is None
+    assert profile_module._Sessions().steady_faults_per_call() is None
 
 
 class FakeLibc:

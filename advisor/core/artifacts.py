@@ -165,8 +165,8 @@ class ProfileTrace:
     sessions: int = 1
     torch_version: str = ""
     notes: tuple[Note, ...] = ()
-    # Minor page faults per unprofiled call (None: not read on this platform): the allocator
-    # what-if is planned from it (`policy.allocator_worth_trying`).
+    # Minor page faults per unprofiled call, the lowest of the sessions' stretches (None: not
+    # read on this platform): the allocator what-if is planned from it.
     minor_faults_per_call: float | None = None
 
     @property
