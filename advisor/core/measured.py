@@ -76,6 +76,10 @@ class Settings:
     # asks for "replicated" unless told --quick (`advisor.core.options.settings_from`).
     protocol: str = "quick"
     processes: int = 4
+    # Replicated: up to this many more waves for a saving that is unsettled and could lead
+    # (`advisor.measure.replicate._settle`). `advisor run` asks for `policy.SETTLE_WAVES`, and
+    # none when --processes was given (that many, as asked); 0 in records from before.
+    settle_waves: int = 0
     # A saving is "measured" only when its 95% interval lies above zero and it is at least this
     # share of the step; below, it is "no measurable effect" (docs/measurement.md says why 3%).
     min_effect: float = policy.MIN_EFFECT

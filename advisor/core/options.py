@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.core import argtypes
+from advisor.core import argtypes, policy
 from advisor.core.model import Settings
 
 
@@ -121,9 +121,11 @@ MEASURE_OPTIONS: tuple[Option, ...] = (
     Option(
         "--processes",
         "replicated protocol: worker processes per arm (one per wave); the intervals come "
-        "from the spread between them",
+        f"from the spread between them (default {_DEFAULTS.processes}, and up to "
+        f"{policy.SETTLE_WAVES} more for a saving that could lead while it is unsettled; "
+        "given, exactly N)",
         argtypes.int_at_least(2, "at least 2"),
-        _DEFAULTS.processes,
+        None,  # not given: the default, and more waves for an unsettled saving
         "N",
     ),
     Option(
@@ -196,6 +198,7 @@ def settings_from(values: Mapping[str, Any]) -> Settings:
         ranks=values.get("ranks") or 1,
         protocol=_protocol(values),
         processes=values.get("processes") or _DEFAULTS.processes,
+        settle_waves=0 if values.get("processes") else policy.SETTLE_WAVES,
         min_effect=values.get("min_effect", _DEFAULTS.min_effect),
     )
 

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from advisor.core import replication
@@ -150,9 +151,9 @@ def _extra_wave(arms: list[ArmRecord], records: dict[str, ArmRecord], plan: Plan
 
 def _settle(records: dict[str, ArmRecord], plan: Plan, progress: Progress) -> None:
     """Up to `plan.settle_waves` more waves for the arms whose saving is unsettled and could
-    lead (`_to_settle`), each wave for those still so: with four waves a saving of 10% of the
-    step can land either side of "measured" from one run to the next (the held-out reruns
-    campaign, docs/measurement.md), and a fifth wave narrows its interval by a quarter."""
+    lead (`_to_settle`), each wave for those still so, until none is: on a target whose
+    processes differ by 8-10% of the step (kornia's CNN here) four waves leave a saving of
+    10% at +-17%, and sixteen measured it (docs/measurement.md)."""
     baseline = records.get(BASELINE)
     if baseline is None or baseline.failure is not None:
         return
@@ -165,41 +166,61 @@ def _settle(records: dict[str, ArmRecord], plan: Plan, progress: Progress) -> No
 
 
 def _to_settle(records: dict[str, ArmRecord], baseline: ArmRecord, plan: Plan) -> list[ArmRecord]:
-    """The arms whose saving is unsettled (`_reading`) and ahead of every measured one's: the
-    first action could turn on them. One behind a measured saving would not lead either way,
-    and more waves would not change what the report puts first."""
+    """The arms whose saving is unsettled and could still be measured ahead of every measured
+    one: more waves could change what the report puts first. An arm's own interval (this
+    run's waves) reaching past the floor and the leading measured saving is what "could"
+    means; one whose interval already ends short of either would not lead whatever more
+    waves said."""
     readings = {
         r.label: _reading(r, baseline, plan)
         for r in _alive(records).values()
         if r is not baseline and not _is_metronome(r)
     }
-    measured = [share for share, low in filter(None, readings.values()) if low > 0]
+    measured = [reading.share for reading in filter(None, readings.values()) if reading.low > 0]
     best = max(measured, default=-math.inf)
+    floor = _floor(plan)
     return [
         records[label]
         for label, reading in readings.items()
-        if reading is not None and reading[1] <= 0 and reading[0] >= best
+        if reading is not None
+        and reading.low <= 0
+        and reading.share > 0
+        and reading.high >= max(floor, best)
     ]
 
 
-def _reading(record: ArmRecord, baseline: ArmRecord, plan: Plan) -> tuple[float, float] | None:
-    """The arm's saving (a share of the step) and the low end of its interval where a rerun
-    would put it (the judge's reading: `replication.rerun_interval`), for a saving that reaches
-    the minimum effect and that more waves could tell from zero: the run-level spread, which
-    no wave reduces, leaves room for it (1.96 * sqrt(2) * 2.5% = 6.9% of the step at one
-    thread, about 32% at torch's default threads here). None for any other."""
+@dataclass(frozen=True)
+class _Reading:
+    """An arm's saving as a share of the step: the point, the low end of where a rerun would
+    put it (the judge's reading: `replication.rerun_interval`) and the high end of this run's
+    own interval (how far the waves so far leave room for it to go)."""
+
+    share: float
+    low: float
+    high: float
+
+
+def _floor(plan: Plan) -> float:
+    """The least saving more waves could ever settle: the minimum effect, and the run-level
+    spread no wave reduces (1.96 * sqrt(2) * 2.5% = 6.9% of the step at one thread, about 32%
+    at torch's default threads here)."""
+    return max(plan.min_effect, 1.96 * math.sqrt(2) * plan.run_spread)
+
+
+def _reading(record: ArmRecord, baseline: ArmRecord, plan: Plan) -> _Reading | None:
+    """The arm's `_Reading`, for a run with a minimum effect and waves enough for an interval;
+    None for any other."""
     try:
         paired = replication.paired_saving(baseline.samples, record.samples)
     except ValueError:
         return None
-    floor = max(plan.min_effect, 1.96 * math.sqrt(2) * plan.run_spread)
-    if paired.ci_ms is None or plan.min_effect <= 0 or paired.share <= floor:
+    if paired.ci_ms is None or paired.share_ci is None or plan.min_effect <= 0:
         return None
-    level = paired.saving_ms / paired.share
+    level = median(replication.wave_medians(baseline.samples).values())
     low, _ = replication.rerun_interval(
         paired.saving_ms, paired.ci_ms, paired.waves, level, plan.run_spread
     )
-    return paired.share, low / level
+    return _Reading(paired.share, low / level, paired.share_ci[1])
 
 
 def _is_metronome(record: ArmRecord) -> bool:

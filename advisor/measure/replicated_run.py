@@ -165,7 +165,7 @@ def _measure(
             build_cpus=build_cpus,
             time_cpus=cpus if settings.threads is not None else (),
             budget_s=settings.budget_s / max(1, settings.processes),
-            settle_waves=policy.SETTLE_WAVES,
+            settle_waves=settings.settle_waves,
             min_effect=settings.min_effect,
             # the spread the judge will read from the run's environment (`Environment.every_cpu`)
             run_spread=policy.saving_spread(

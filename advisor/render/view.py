@@ -265,11 +265,7 @@ def _replicated_harness(report: Report) -> str:
     threads = f", {st.threads} thread(s) pinned" if st.threads else ""
     default = report.mode("default")
     rep = default.latency.replication if default and default.latency else None
-    rests = (
-        f"; the default mode: {rep.processes} processes x {rep.rounds} rounds"
-        if rep is not None
-        else ""
-    )
+    rests = f"; the default mode: {rep.processes} processes x {rep.rounds} rounds" if rep else ""
     machine = ""
     if rep is not None and len(rep.machine_ms) > 1 and min(rep.machine_ms) > 0:
         moved = max(rep.machine_ms) / min(rep.machine_ms) - 1
@@ -277,12 +273,14 @@ def _replicated_harness(report: Report) -> str:
             f"; the machine's own speed (a fixed reference workload timed in every wave) moved "
             f"{moved * 100:.0f}% between waves"
         )
+    most = st.processes + st.settle_waves
+    settle = f" (up to {most} for an unsettled saving that could lead)" if st.settle_waves else ""
     return (
         f"replicated: every arm (mode, what-if) in {st.processes} fresh worker processes of its "
-        f"own, one per wave, the arms of a wave timed {st.repeats} interleaved rounds (order "
-        f"rotating); {st.warmup} warm-up calls, blocks of at least {st.min_block_s * 1e3:g} ms"
-        f"{threads}; intervals across processes, savings paired by wave, each saving's "
-        f"interval where a rerun would put it (it holds a run-level spread of "
+        f"own{settle}, one per wave, the arms of a wave timed {st.repeats} interleaved rounds "
+        f"(order rotating); {st.warmup} warm-up calls, blocks of at least "
+        f"{st.min_block_s * 1e3:g} ms{threads}; intervals across processes, savings paired by "
+        f"wave, each saving's interval where a rerun would put it (it holds a run-level spread of "
         f"±{policy.saving_spread(report.environment.every_cpu) * 100:g}% of the step, measured "
         f"on a 2-CPU machine); a measured saving must reach {st.min_effect * 100:g}% of the "
         f"step{rests}{machine}; the profile ran in a process of its own"
