@@ -351,7 +351,11 @@ def headline(report: Report) -> str | None:
     if report.breaks:
         share = _pct(ledger.saving_ms / ledger.step_ms)
         causes = f"{len(report.breaks)} root cause(s)"
-        if ledger.saving_ms > 0:
+        if ledger.saving_ms > 0 and _none_worth_fixing(report):
+            # the first action then says nothing is worth fixing: the headline agrees
+            parts.append(f"fixing the breaks would save about {share}, too little to act on "
+                         f"({causes})")  # fmt: skip
+        elif ledger.saving_ms > 0:
             parts.append(f"fixing the breaks saves about {share} of the step ({causes})")
         else:  # a measured all-fixed step no faster than default: no saving, not a negative one
             parts.append(f"fixing the breaks saves nothing measurable ({share}; {causes})")
@@ -366,6 +370,13 @@ def headline(report: Report) -> str | None:
     if report.actions:
         parts.append("do #1 first")
     return "; ".join(parts)
+
+
+def _none_worth_fixing(report: Report) -> bool:
+    """Every break's verdict is "ignore" (too little, or inside the noise)."""
+    return all(
+        e.decision is not None and e.decision.verdict == Verdict.IGNORE for e in report.breaks
+    )
 
 
 def _all_fixed_source(ledger: Ledger) -> str:
