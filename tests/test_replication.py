@@ -291,17 +291,41 @@ def test_a_comparison_records_and_states_the_run_spreads_it_applied() -> None:
     assert f"{wide:.1%} for eager and {wide:.1%} for a compiled mode" in rule(every)
 
 
+def _arm_record(arm, medians):  # type: ignore[no-untyped-def]
+    """An arm's record with one sample per wave, for the settling rule."""
+    from advisor.core.measured import Settings
+    from advisor.measure import replicate
+    from advisor.measure.arms import ArmTask
+
+    samples = [[m] for m in medians]
+    return replicate.ArmRecord(ArmTask(arm, "t.py:f", "{}", "cpu", Settings()), samples=samples)
+
+
+def _steady_waves(monkeypatch, arm, level, saving):  # type: ignore[no-untyped-def]
+    """Every wave from now on times the default at `level` ms and `arm` `saving` under it; the
+    labels of each wave's arms are recorded in the list returned."""
+    from advisor.measure import replicate
+
+    timed: list[list[str]] = []
+
+    def wave(arms, index, _plan):  # type: ignore[no-untyped-def]
+        timed.append([r.label for r in arms])
+        for r in arms:
+            r.samples += [[]] * (index + 1 - len(r.samples))
+            r.samples[index] = [level * (1 - saving if r is arm else 1.0)]
+
+    monkeypatch.setattr(replicate, "_wave", wave)
+    return timed
+
+
 def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from advisor.core.measured import Settings
     from advisor.measure import replicate
-    from advisor.measure.arms import ArmTask, mode_arm, what_if_arm
+    from advisor.measure.arms import mode_arm, what_if_arm
     from advisor.measure.stages import WhatIfPlan
 
-    def record(arm, medians):  # type: ignore[no-untyped-def]
-        samples = [[m] for m in medians]
-        return replicate.ArmRecord(ArmTask(arm, "t.py:f", "{}", "cpu", Settings()), samples=samples)
+    record = _arm_record
 
     # mixtral_eager_experts' third held-out run: eager saved 2%, 11%, 13% and 16% of the
     # default by wave, 10% in all; the first wave alone makes it unsettled
@@ -318,15 +342,7 @@ def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves(
     ahead = record(mode_arm("fullgraph"), [1.61, 1.55, 1.50, 1.57])
     assert replicate._to_settle({**records, "fullgraph": ahead}, default, plan) == []
 
-    timed: list[list[str]] = []
-
-    def wave(arms, index, _plan):  # type: ignore[no-untyped-def]
-        timed.append([r.label for r in arms])
-        for r in arms:  # every later wave: eager 13% under the default
-            r.samples += [[]] * (index + 1 - len(r.samples))
-            r.samples[index] = [2.20 * (0.87 if r is eager else 1.0)]
-
-    monkeypatch.setattr(replicate, "_wave", wave)
+    timed = _steady_waves(monkeypatch, eager, 2.20, 0.13)  # every later wave: eager 13% under
     replicate._settle(records, plan, lambda _: None)
     # one more wave of eager with its baseline settled it: measured beyond zero now
     assert timed == [["eager", "default"]]
@@ -351,14 +367,11 @@ def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves(
 def test_a_noisy_target_settles_a_saving_below_the_floor_that_its_waves_leave_room_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from advisor.core.measured import Settings
     from advisor.measure import replicate
-    from advisor.measure.arms import ArmTask, mode_arm, what_if_arm
+    from advisor.measure.arms import mode_arm, what_if_arm
     from advisor.measure.stages import WhatIfPlan
 
-    def record(arm, medians):  # type: ignore[no-untyped-def]
-        samples = [[m] for m in medians]
-        return replicate.ArmRecord(ArmTask(arm, "t.py:f", "{}", "cpu", Settings()), samples=samples)
+    record = _arm_record
 
     # the training sweep's kornia CNN (model compiled): fused=True saved -1%, 3%, 6% and 19%
     # of the default by wave, 6.7% in all, under the 6.9% floor, its interval to +22%
@@ -372,15 +385,7 @@ def test_a_noisy_target_settles_a_saving_below_the_floor_that_its_waves_leave_ro
     ahead = record(mode_arm("eager"), [4.80, 5.19, 4.87, 4.91])
     assert replicate._to_settle({**records, ahead.label: ahead}, default, plan) == []
 
-    timed: list[list[str]] = []
-
-    def wave(arms, index, _plan):  # type: ignore[no-untyped-def]
-        timed.append([r.label for r in arms])
-        for r in arms:  # every later wave: fused 9% under the default
-            r.samples += [[]] * (index + 1 - len(r.samples))
-            r.samples[index] = [7.0 * (0.91 if r is fused else 1.0)]
-
-    monkeypatch.setattr(replicate, "_wave", wave)
+    timed = _steady_waves(monkeypatch, fused, 7.0, 0.09)  # every later wave: fused 9% under
     replicate._settle(records, plan, lambda _: None)
     # more waves than the two a saving over the floor used to get, and none once it settled
     assert 2 < len(timed) < 12 and all(t == [fused.label, "default"] for t in timed)
