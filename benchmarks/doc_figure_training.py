@@ -18,19 +18,20 @@ SCENARIOS_FIXED = "reports/benchmarks/scenarios_fixed/scenarios_fixed.json"
 LARGE_SHARE = 0.10
 PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # Each scoring of the advisor's placements against the reference, by figure prefix: the latest sweep
-# (settling up to 16 processes), also against a reference with a third allocator campaign pooled
-# in; the sweep before it (the allocator arm, two settling waves); the
-# one before (10 targets, "split" the model compiled in place, with the settling waves) against the
-# reference pooled over the two campaigns that measured a target with every arm; the sweep before it
-# (judged with a 2.5% run-level spread, no settling waves); the first sweep with warm blocks, judged
-# with a 3% run-level spread (its run folders are gone); the same code an hour before it with its
-# blocks timed cold; the sweep before them against the same reference, scored by the same rule (an
-# option ties with "keep" when not slower on average); then, scored as they were (no tie with
-# "keep"): that sweep against its own campaign's reference alone; the sweep before it (7 targets)
-# against its own reference and against the pooled one; the runs before the newer arms (8 rounds)
-# and the first reference run (4 rounds).
+# (settling up to 16 processes), its rerun with the same code, and the latest also against a
+# reference with a third allocator campaign pooled in; the sweep before it (the allocator arm, two
+# settling waves); the one before (10 targets, "split" the model compiled in place, with the
+# settling waves) against the reference pooled over the two campaigns that measured a target with
+# every arm; the sweep before it (judged with a 2.5% run-level spread, no settling waves); the first
+# sweep with warm blocks, judged with a 3% run-level spread (its run folders are gone); the same
+# code an hour before it with its blocks timed cold; the sweep before them against the same
+# reference, scored by the same rule (an option ties with "keep" when not slower on average); then,
+# scored as they were (no tie with "keep"): that sweep against its own campaign's reference alone;
+# the sweep before it (7 targets) against its own reference and against the pooled one; the runs
+# before the newer arms (8 rounds) and the first reference run (4 rounds).
 PLACEMENTS = {
     "placements_ref": "",
+    "placements_ref_rerun": "rerun_sweep/",
     "placements_ref_alloc": "allocator_sweep/",
     "placements_ref_alloc3": "allocator_reference/with_campaign3/",
     "placements_ref_settle": "settle_waves/",
