@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from advisor.core import policy
+from advisor.core import options as options_module
 from advisor.core.artifacts import Measurements
 from advisor.core.errors import AdvisorError
 from advisor.core.model import Report, Settings
@@ -135,8 +135,7 @@ def analyse_script(
     if not is_script_target(target, tuple(argv) or ("",)):
         raise AdvisorError(f"analyse_script() needs a Python script (path/to/script.py): {target}")
     spec = script_spec(target, tuple(argv), callable_name, unit, tuple(compile_names))
-    # as `advisor run` asks: more waves for an unsettled saving, unless processes were given
-    settle = 0 if "processes" in options else policy.SETTLE_WAVES
+    settle = options_module.settle_waves(options.get("processes"))  # as `advisor run` asks
     settings = Settings(**{"protocol": "replicated", "settle_waves": settle, **options})
     run_options = pipeline.RunOptions(target, device, settings, script=spec)
     # the quick protocol runs the script here: its grad mode, threads, config are put back

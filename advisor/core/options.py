@@ -180,6 +180,12 @@ def by_dest(options: Iterable[Option]) -> dict[str, Option]:
     return {o.dest: o for o in options}
 
 
+def settle_waves(processes: int | None) -> int:
+    """The more waves a replicated run may add for an unsettled saving: none where a number of
+    processes was asked for (that many, as asked)."""
+    return 0 if processes else policy.SETTLE_WAVES
+
+
 def settings_from(values: Mapping[str, Any]) -> Settings:
     """The `Settings` of parsed options (argparse's namespace as a dict): the measurement
     options, and isolation and ranks where the command has them."""
@@ -198,7 +204,7 @@ def settings_from(values: Mapping[str, Any]) -> Settings:
         ranks=values.get("ranks") or 1,
         protocol=_protocol(values),
         processes=values.get("processes") or _DEFAULTS.processes,
-        settle_waves=0 if values.get("processes") else policy.SETTLE_WAVES,
+        settle_waves=settle_waves(values.get("processes")),
         min_effect=values.get("min_effect", _DEFAULTS.min_effect),
     )
 
