@@ -36,7 +36,7 @@ from typing import Any
 
 from advisor.core import replication
 from advisor.core.model import ModeError
-from advisor.measure import arm_worker
+from advisor.measure import arm_worker, timing
 from advisor.measure.arms import ArmTask, Built
 from advisor.measure.isolate import crash_error
 
@@ -77,6 +77,9 @@ class Plan:
     build_cpus: tuple[int, ...] = ()
     time_cpus: tuple[int, ...] = ()
     budget_s: float = 30.0  # timed seconds per wave, at most (rounds are cut to fit)
+    # past `rounds`, a wave goes on until each arm's median in its process has a 95% interval
+    # within this fraction of it (while `budget_s` lasts); 0: exactly `rounds`
+    target_ci: float = 0.0
     faults_dir: str = ""  # where each worker's faulthandler writes its stack on a crash
     # an arm whose saving is unsettled gets up to this many more waves (`_settle`), read with
     # the judge's minimum effect and run-level spread (shares of the step)
@@ -366,18 +369,23 @@ def _why_text(why: Built | ModeError) -> str:
 
 
 def _time_rounds(workers: list[_Worker], wave: int, plan: Plan) -> None:
+    """Round after round, one block of every live arm each, the order rotating, until
+    `timing.enough_rounds` says stop: at least `plan.rounds` while the wave's budget lasts, then
+    until each arm's median in this process is within `plan.target_ci`. A workload whose calls
+    vary (random augmentation, data-dependent work) gets more blocks per process, which cost
+    milliseconds, instead of more processes, which cost a build each."""
     live = list(workers)
+    limits = timing.RoundLimits(MIN_ROUNDS, plan.rounds, plan.budget_s, plan.target_ci)
     started = time.perf_counter()
-    for round_index in range(plan.rounds):
-        shift = (round_index + wave) % max(1, len(live))
+    rounds_done = 0
+    while live:
+        shift = (rounds_done + wave) % max(1, len(live))
         for worker in live[shift:] + live[:shift]:
-            if not _block(worker, round_index, plan):
+            if not _block(worker, rounds_done, plan):
                 live.remove(worker)
-        elapsed = time.perf_counter() - started
-        rounds_done = round_index + 1
-        if rounds_done >= MIN_ROUNDS and elapsed * (rounds_done + 1) / rounds_done > plan.budget_s:
-            break  # the next round would pass this wave's budget
-        if not live:
+        rounds_done += 1
+        samples = (w.record.samples[wave] for w in live)
+        if timing.enough_rounds(samples, rounds_done, time.perf_counter() - started, limits):
             break
 
 

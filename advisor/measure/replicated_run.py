@@ -164,7 +164,8 @@ def _measure(
             timeout_s=settings.timeout_s,
             build_cpus=build_cpus,
             time_cpus=cpus if settings.threads is not None else (),
-            budget_s=settings.budget_s / max(1, settings.processes),
+            budget_s=settings.budget_s,  # per wave
+            target_ci=settings.target_ci,
             settle_waves=settings.settle_waves,
             min_effect=settings.min_effect,
             # the spread the judge will read from the run's environment (`Environment.every_cpu`)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -229,19 +229,42 @@ def _block_sizes(live: _Live, settings: Settings, timer: Timer) -> dict[str, int
 def _enough(
     samples: Mapping[str, list[float]], rounds: int, elapsed_s: float, settings: Settings
 ) -> bool:
-    """Whether to stop after `rounds` rounds that took `elapsed_s`: at least MIN_ROUNDS (or
-    `repeats` if fewer), then `repeats` while the budget lasts, then until every median
-    reached the target while it lasts."""
-    if rounds < min(MIN_ROUNDS, settings.repeats):
+    """Whether to stop after `rounds` rounds that took `elapsed_s` (`enough_rounds`)."""
+    return enough_rounds(
+        samples.values(),
+        rounds,
+        elapsed_s,
+        RoundLimits(MIN_ROUNDS, settings.repeats, settings.budget_s, settings.target_ci),
+    )
+
+
+@dataclass(frozen=True)
+class RoundLimits:
+    """When interleaved rounds stop: never before `least` (or `repeats` if fewer), whatever the
+    budget; then `repeats` while `budget_s` lasts; then, with `target_ci` > 0, until every
+    median's 95% interval is within that fraction of it, while the budget lasts."""
+
+    least: int
+    repeats: int
+    budget_s: float
+    target_ci: float
+
+
+def enough_rounds(
+    samples: Iterable[Sequence[float]], rounds: int, elapsed_s: float, limits: RoundLimits
+) -> bool:
+    """Whether to stop after `rounds` rounds that took `elapsed_s`, the samples of each timed
+    callable so far in `samples` (the quick protocol's rounds and a replicated wave's alike)."""
+    if rounds < min(limits.least, limits.repeats):
         return False
     # the next round, at the mean round's length, would pass the budget (slack for float noise)
-    if rounds >= MAX_ROUNDS or elapsed_s * (rounds + 1) / rounds > settings.budget_s + 1e-9:
+    if rounds >= MAX_ROUNDS or elapsed_s * (rounds + 1) / rounds > limits.budget_s + 1e-9:
         return True
-    if rounds < settings.repeats:
+    if rounds < limits.repeats:
         return False
-    if settings.target_ci <= 0:
+    if limits.target_ci <= 0:
         return True
-    return all(relative_half_width(v) <= settings.target_ci for v in samples.values() if v)
+    return all(relative_half_width(v) <= limits.target_ci for v in samples if v)
 
 
 def _target_notes(stats: Mapping[str, LatencyStats], settings: Settings) -> list[Note]:

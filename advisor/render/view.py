@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-from advisor.core import policy
 from advisor.core.model import Action, LatencyStats, ModeResult, Report
 from advisor.core.paths import common_folder, display_path
 from advisor.render import prose, ranks
 from advisor.render.alerts import alerts
 from advisor.render.formatting import MODE_LABELS, Display, fmt_bytes, fmt_ms, fmt_pct, fmt_s
+from advisor.render.harness_text import harness_text
 from advisor.render.notes import note_text
 from advisor.render.view_breaks import BreakView, break_view
 from advisor.render.view_patches import PatchView, patch_views
@@ -128,7 +128,7 @@ def build_view(report: Report) -> ReportView:
         environment=_environment(report),
         measured=report.created_at
         + (f" in {report.wall_s:.1f} s" if report.wall_s is not None else ""),
-        harness=_harness(report),
+        harness=harness_text(report),
         incomplete=report.incomplete,
         headline=prose.headline(report),
         alerts=tuple(alerts(report, display)),
@@ -226,65 +226,6 @@ def _environment(report: Report) -> str:
     if env.load_average:
         text += f"; load average {', '.join(f'{v:.2f}' for v in env.load_average)} at start"
     return text
-
-
-def _harness(report: Report) -> str:
-    st = report.settings
-    if st.protocol == "replicated" and st.ranks <= 1:
-        return _replicated_harness(report)
-    rounds = (
-        f"at least {st.repeats} interleaved rounds, then more until each median's 95% interval "
-        f"is within ±{st.target_ci * 100:g}% of it"
-        if st.target_ci > 0
-        else f"{st.repeats} interleaved rounds"
-    )
-    threads = f", {st.threads} thread(s) pinned" if st.threads else ""
-    text = (
-        f"{st.warmup} warm-up calls, {rounds}; blocks of at least {st.min_block_s * 1e3:g} ms, "
-        f"budget {st.budget_s:g} s{threads}"
-    )
-    if st.ranks > 1:
-        limit = f", timeout {st.timeout_s:g} s" if st.timeout_s else ""
-        return (
-            f"{st.ranks} data-parallel ranks at once, in lockstep{limit}: {st.warmup} warm-up "
-            f"calls, exactly {st.repeats} interleaved rounds of one call per block per rank "
-            f"(no interval target: every rank must make the same calls){threads}"
-        )
-    if st.isolate:
-        limit = f" (timeout {st.timeout_s:g} s)" if st.timeout_s else ""
-        text += (
-            f"; isolated: each mode and what-if in its own process{limit}, timed one after the "
-            "other (not interleaved: drift between modes is not cancelled)"
-        )
-    return text
-
-
-def _replicated_harness(report: Report) -> str:
-    """What each compared number rests on: processes per arm and rounds per process."""
-    st = report.settings
-    threads = f", {st.threads} thread(s) pinned" if st.threads else ""
-    default = report.mode("default")
-    rep = default.latency.replication if default and default.latency else None
-    rests = f"; the default mode: {rep.processes} processes x {rep.rounds} rounds" if rep else ""
-    machine = ""
-    if rep is not None and len(rep.machine_ms) > 1 and min(rep.machine_ms) > 0:
-        moved = max(rep.machine_ms) / min(rep.machine_ms) - 1
-        machine = (
-            f"; the machine's own speed (a fixed reference workload timed in every wave) moved "
-            f"{moved * 100:.0f}% between waves"
-        )
-    most = st.processes + st.settle_waves
-    settle = f" (up to {most} for an unsettled saving that could lead)" if st.settle_waves else ""
-    return (
-        f"replicated: every arm (mode, what-if) in {st.processes} fresh worker processes of its "
-        f"own{settle}, one per wave, the arms of a wave timed {st.repeats} interleaved rounds "
-        f"(order rotating); {st.warmup} warm-up calls, blocks of at least "
-        f"{st.min_block_s * 1e3:g} ms{threads}; intervals across processes, savings paired by "
-        f"wave, each saving's interval where a rerun would put it (it holds a run-level spread of "
-        f"±{policy.saving_spread(report.environment.every_cpu) * 100:g}% of the step, measured "
-        f"on a 2-CPU machine); a measured saving must reach {st.min_effect * 100:g}% of the "
-        f"step{rests}{machine}; the profile ran in a process of its own"
-    )
 
 
 def speedup(report: Report, mode: ModeResult) -> float | None:

@@ -1,0 +1,76 @@
+"""The report's harness line: how its numbers were measured (processes, rounds, blocks,
+budget), worded from the run's settings and the default mode's replication record."""
+
+from __future__ import annotations
+
+from advisor.core import policy
+from advisor.core.model import Report, Settings
+
+
+def harness_text(report: Report) -> str:
+    """How the report's numbers were measured, in one line (the report's "harness")."""
+    st = report.settings
+    if st.protocol == "replicated" and st.ranks <= 1:
+        return _replicated_harness(report)
+    rounds = (
+        f"at least {st.repeats} interleaved rounds, then more until each median's 95% interval "
+        f"is within ±{st.target_ci * 100:g}% of it"
+        if st.target_ci > 0
+        else f"{st.repeats} interleaved rounds"
+    )
+    threads = f", {st.threads} thread(s) pinned" if st.threads else ""
+    text = (
+        f"{st.warmup} warm-up calls, {rounds}; blocks of at least {st.min_block_s * 1e3:g} ms, "
+        f"budget {st.budget_s:g} s{threads}"
+    )
+    if st.ranks > 1:
+        limit = f", timeout {st.timeout_s:g} s" if st.timeout_s else ""
+        return (
+            f"{st.ranks} data-parallel ranks at once, in lockstep{limit}: {st.warmup} warm-up "
+            f"calls, exactly {st.repeats} interleaved rounds of one call per block per rank "
+            f"(no interval target: every rank must make the same calls){threads}"
+        )
+    if st.isolate:
+        limit = f" (timeout {st.timeout_s:g} s)" if st.timeout_s else ""
+        text += (
+            f"; isolated: each mode and what-if in its own process{limit}, timed one after the "
+            "other (not interleaved: drift between modes is not cancelled)"
+        )
+    return text
+
+
+def _replicated_harness(report: Report) -> str:
+    """What each compared number rests on: processes per arm and rounds per process."""
+    st = report.settings
+    threads = f", {st.threads} thread(s) pinned" if st.threads else ""
+    default = report.mode("default")
+    rep = default.latency.replication if default and default.latency else None
+    rests = f"; the default mode: {rep.processes} processes x {rep.rounds} rounds" if rep else ""
+    machine = ""
+    if rep is not None and len(rep.machine_ms) > 1 and min(rep.machine_ms) > 0:
+        moved = max(rep.machine_ms) / min(rep.machine_ms) - 1
+        machine = (
+            f"; the machine's own speed (a fixed reference workload timed in every wave) moved "
+            f"{moved * 100:.0f}% between waves"
+        )
+    most = st.processes + st.settle_waves
+    settle = f" (up to {most} for an unsettled saving that could lead)" if st.settle_waves else ""
+    return (
+        f"replicated: every arm (mode, what-if) in {st.processes} fresh worker processes of its "
+        f"own{settle}, one per wave, the arms of a wave timed {_wave_rounds(st)} (order "
+        f"rotating); {st.warmup} warm-up calls, blocks of at least "
+        f"{st.min_block_s * 1e3:g} ms{threads}; intervals across processes, savings paired by "
+        f"wave, each saving's interval where a rerun would put it (it holds a run-level spread of "
+        f"±{policy.saving_spread(report.environment.every_cpu) * 100:g}% of the step, measured "
+        f"on a 2-CPU machine); a measured saving must reach {st.min_effect * 100:g}% of the "
+        f"step{rests}{machine}; the profile ran in a process of its own"
+    )
+
+
+def _wave_rounds(st: Settings) -> str:
+    if st.target_ci <= 0:
+        return f"{st.repeats} interleaved rounds (at most {st.budget_s:g} s a wave)"
+    return (
+        f"at least {st.repeats} interleaved rounds, then more until each median in its process "
+        f"is within ±{st.target_ci * 100:g}% (at most {st.budget_s:g} s a wave)"
+    )
