@@ -17,9 +17,11 @@ SCENARIOS_FIXED = "reports/benchmarks/scenarios_fixed/scenarios_fixed.json"
 # the accuracy target counts the cases whose saving is at least this share of the step
 LARGE_SHARE = 0.10
 PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
-# Each scoring of the advisor's placements against the reference, by figure prefix: the latest sweep
-# (settling up to 16 processes), its rerun with the same code, and the latest also against a
-# reference with a third allocator campaign pooled in; the sweep before it (the allocator arm, two
+# Each scoring of the advisor's placements against the reference, by figure prefix: the latest
+# sweep (each wave timed until its medians settle, within a budget a wave), and it against a
+# reference with a third allocator campaign pooled in; the sweep before it (the budget split
+# between the waves, settling up to 16 processes), its rerun with the same code, and it against
+# the third allocator campaign too; the sweep before it (the allocator arm, two
 # settling waves); the one before (10 targets, "split" the model compiled in place, with the
 # settling waves) against the reference pooled over the two campaigns that measured a target with
 # every arm; the sweep before it (judged with a 2.5% run-level spread, no settling waves); the first
@@ -31,6 +33,8 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # before the newer arms (8 rounds) and the first reference run (4 rounds).
 PLACEMENTS = {
     "placements_ref": "",
+    "placements_ref_split": "split_budget/",
+    "placements_ref_latest_alloc3": "allocator_reference/latest_with_campaign3/",
     "placements_ref_rerun": "rerun_sweep/",
     "placements_ref_alloc": "allocator_sweep/",
     "placements_ref_alloc3": "allocator_reference/with_campaign3/",

@@ -10,7 +10,7 @@ import pytest
 
 from advisor.core.measured import Settings
 from advisor.measure import replicate
-from advisor.measure.arms import ArmTask, mode_arm
+from advisor.measure.arms import METRONOME_ARM, ArmTask, mode_arm
 from advisor.measure.timing import RoundLimits, enough_rounds
 
 BLOCK_S = 0.1  # each fake block takes this long on the fake clock
@@ -19,7 +19,8 @@ BLOCK_S = 0.1  # each fake block takes this long on the fake clock
 def _workers(*modes: str) -> list[replicate._Worker]:
     workers = []
     for mode in modes:
-        record = replicate.ArmRecord(ArmTask(mode_arm(mode), "t.py:f", "{}", "cpu", Settings()))
+        arm = METRONOME_ARM if mode == METRONOME_ARM.label else mode_arm(mode)
+        record = replicate.ArmRecord(ArmTask(arm, "t.py:f", "{}", "cpu", Settings()))
         record.samples.append([])
         record.rounds.append([])
         workers.append(replicate._Worker(record, process=None, conn=None, wave=0))  # type: ignore[arg-type]
@@ -78,6 +79,26 @@ def test_without_a_target_a_wave_times_exactly_its_rounds(
     _fake_blocks(monkeypatch, {"default": _varying()})
     replicate._time_rounds(workers, 0, replicate.Plan(waves=1, rounds=8, target_ci=0.0))
     assert len(workers[0].record.samples[0]) == 8
+
+
+def test_the_machine_reference_neither_holds_a_wave_nor_times_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    workers = _workers("default", METRONOME_ARM.label)
+    _fake_blocks(monkeypatch, {"default": _steady(), METRONOME_ARM.label: _varying()})
+    replicate._time_rounds(workers, 0, replicate.Plan(waves=1, rounds=8, target_ci=0.02))
+    assert [len(w.record.samples[0]) for w in workers] == [8, 8]  # its spread kept no one
+
+    def failing(worker: replicate._Worker, round_index: int, _plan: replicate.Plan) -> bool:
+        if worker.record.label == METRONOME_ARM.label:
+            worker.record.samples[0].append(10.0)
+            return True
+        return False  # the arm's worker crashed
+
+    workers = _workers("default", METRONOME_ARM.label)
+    monkeypatch.setattr(replicate, "_block", failing)
+    replicate._time_rounds(workers, 0, replicate.Plan(waves=1, rounds=8, target_ci=0.02))
+    assert len(workers[1].record.samples[0]) <= 1  # not the rounds of a wave with no arm left
 
 
 def test_the_least_rounds_hold_whatever_the_budget() -> None:

@@ -90,8 +90,8 @@ MEASURE_OPTIONS: tuple[Option, ...] = (
     Option(
         "--budget",
         "the most seconds of timed rounds, for the modes and for each what-if (replicated: "
-        "for each wave, its arms together); a median that has not reached --target-ci by then "
-        "is flagged",
+        "all arms together, split between the --processes waves); a median that has not "
+        "reached --target-ci by then is flagged",
         argtypes.positive,
         _DEFAULTS.budget_s,
     ),

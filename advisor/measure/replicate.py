@@ -128,9 +128,9 @@ def measure_arms(tasks: list[ArmTask], plan: Plan, progress: Progress) -> dict[s
 def _waves(tasks: list[ArmTask], plan: Plan, progress: Progress) -> dict[str, ArmRecord]:
     records = {t.arm.label: ArmRecord(t) for t in tasks}
     for wave in range(plan.waves):
-        if not _alive(records):
-            break  # every arm failed in the first wave: nothing more to time
         arms = [r for r in _alive(records).values() if not _is_metronome(r)]
+        if not arms:
+            break  # every arm failed in the first wave: nothing more to time (bar the metronome)
         progress(f"wave {wave + 1} of {plan.waves}: {len(arms)} arms, one process each")
         _wave(list(_alive(records).values()), wave, plan)
     again = [r for r in _alive(records).values() if not _is_metronome(r) and _disagrees(r, records)]
@@ -378,13 +378,14 @@ def _time_rounds(workers: list[_Worker], wave: int, plan: Plan) -> None:
     limits = timing.RoundLimits(MIN_ROUNDS, plan.rounds, plan.budget_s, plan.target_ci)
     started = time.perf_counter()
     rounds_done = 0
-    while live:
+    while any(not _is_metronome(w.record) for w in live):  # the metronome alone times nothing
         shift = (rounds_done + wave) % max(1, len(live))
         for worker in live[shift:] + live[:shift]:
             if not _block(worker, rounds_done, plan):
                 live.remove(worker)
         rounds_done += 1
-        samples = (w.record.samples[wave] for w in live)
+        # the machine's reference need not settle: it only reads the machine's speed
+        samples = (w.record.samples[wave] for w in live if not _is_metronome(w.record))
         if timing.enough_rounds(samples, rounds_done, time.perf_counter() - started, limits):
             break
 

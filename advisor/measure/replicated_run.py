@@ -164,7 +164,7 @@ def _measure(
             timeout_s=settings.timeout_s,
             build_cpus=build_cpus,
             time_cpus=cpus if settings.threads is not None else (),
-            budget_s=settings.budget_s,  # per wave
+            budget_s=settings.budget_s / max(1, settings.processes),  # each wave its share
             target_ci=settings.target_ci,
             settle_waves=settings.settle_waves,
             min_effect=settings.min_effect,

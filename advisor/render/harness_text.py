@@ -68,9 +68,10 @@ def _replicated_harness(report: Report) -> str:
 
 
 def _wave_rounds(st: Settings) -> str:
+    wave_s = f"at most {st.budget_s / max(1, st.processes):g} s a wave"
     if st.target_ci <= 0:
-        return f"{st.repeats} interleaved rounds (at most {st.budget_s:g} s a wave)"
+        return f"{st.repeats} interleaved rounds ({wave_s})"
     return (
         f"at least {st.repeats} interleaved rounds, then more until each median in its process "
-        f"is within ±{st.target_ci * 100:g}% (at most {st.budget_s:g} s a wave)"
+        f"is within ±{st.target_ci * 100:g}% ({wave_s})"
     )
