@@ -111,3 +111,11 @@ def test_the_least_rounds_hold_whatever_the_budget() -> None:
     assert not enough_rounds([[9.0, 15.0, 22.0, 11.0] * 2], 8, elapsed_s=0.1, limits=limits)
     fewer = RoundLimits(least=5, repeats=2, budget_s=1.0, target_ci=0.0)
     assert enough_rounds([[10.0, 10.0]], 2, elapsed_s=0.1, limits=fewer)
+
+
+def test_a_process_median_need_not_be_finer_than_the_run_level_spread() -> None:
+    from advisor.core.replication import process_target
+
+    assert process_target(0.02, 0.025) == pytest.approx(0.049)  # the floor: 1.96 x 2.5%
+    assert process_target(0.10, 0.025) == 0.10  # a coarser target stands
+    assert process_target(0.0, 0.025) == 0.0  # no target: exactly the rounds

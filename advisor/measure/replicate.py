@@ -78,7 +78,8 @@ class Plan:
     time_cpus: tuple[int, ...] = ()
     budget_s: float = 30.0  # timed seconds per wave, at most (rounds are cut to fit)
     # past `rounds`, a wave goes on until each arm's median in its process has a 95% interval
-    # within this fraction of it (while `budget_s` lasts); 0: exactly `rounds`
+    # within this fraction of it, or `run_spread`'s floor (`replication.process_target`), while
+    # `budget_s` lasts; 0: exactly `rounds`
     target_ci: float = 0.0
     faults_dir: str = ""  # where each worker's faulthandler writes its stack on a crash
     # an arm whose saving is unsettled gets up to this many more waves (`_settle`), read with
@@ -371,11 +372,16 @@ def _why_text(why: Built | ModeError) -> str:
 def _time_rounds(workers: list[_Worker], wave: int, plan: Plan) -> None:
     """Round after round, one block of every live arm each, the order rotating, until
     `timing.enough_rounds` says stop: at least `plan.rounds` while the wave's budget lasts, then
-    until each arm's median in this process is within `plan.target_ci`. A workload whose calls
-    vary (random augmentation, data-dependent work) gets more blocks per process, which cost
-    milliseconds, instead of more processes, which cost a build each."""
+    until each arm's median in this process is within `replication.process_target`. A workload
+    whose calls vary (random augmentation, data-dependent work) gets more blocks per process,
+    which cost milliseconds, instead of more processes, which cost a build each."""
     live = list(workers)
-    limits = timing.RoundLimits(MIN_ROUNDS, plan.rounds, plan.budget_s, _process_target(plan))
+    limits = timing.RoundLimits(
+        MIN_ROUNDS,
+        plan.rounds,
+        plan.budget_s,
+        replication.process_target(plan.target_ci, plan.run_spread),
+    )
     started = time.perf_counter()
     rounds_done = 0
     while any(not _is_metronome(w.record) for w in live):  # the metronome alone times nothing
@@ -391,18 +397,6 @@ def _time_rounds(workers: list[_Worker], wave: int, plan: Plan) -> None:
 
 
 MIN_ROUNDS = 5  # a process median needs a few blocks whatever the budget
-
-
-def _process_target(plan: Plan) -> float:
-    """How close a process's median must be (its 95% interval, a share of it) before its wave
-    stops: `plan.target_ci`, but never finer than the run-level spread that no timing inside a
-    process removes (`plan.run_spread`, one standard deviation; 1.96 of them at 95%). A finer
-    median buys nothing a rerun would keep, and would time every wave of a noisy machine to its
-    budget (measured here: the replicated end-to-end test 71 s at ±2%, 54 s so, 41 s before the
-    rounds went past `--repeats`)."""
-    if plan.target_ci <= 0:
-        return 0.0
-    return max(plan.target_ci, 1.96 * plan.run_spread)
 
 
 def _block(worker: _Worker, round_index: int, plan: Plan) -> bool:

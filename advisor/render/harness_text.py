@@ -3,8 +3,8 @@ budget), worded from the run's settings and the default mode's replication recor
 
 from __future__ import annotations
 
-from advisor.core import policy
-from advisor.core.model import Report, Settings
+from advisor.core import policy, replication
+from advisor.core.model import Report
 
 
 def harness_text(report: Report) -> str:
@@ -57,7 +57,7 @@ def _replicated_harness(report: Report) -> str:
     settle = f" (up to {most} for an unsettled saving that could lead)" if st.settle_waves else ""
     return (
         f"replicated: every arm (mode, what-if) in {st.processes} fresh worker processes of its "
-        f"own{settle}, one per wave, the arms of a wave timed {_wave_rounds(st)} (order "
+        f"own{settle}, one per wave, the arms of a wave timed {_wave_rounds(report)} (order "
         f"rotating); {st.warmup} warm-up calls, blocks of at least "
         f"{st.min_block_s * 1e3:g} ms{threads}; intervals across processes, savings paired by "
         f"wave, each saving's interval where a rerun would put it (it holds a run-level spread of "
@@ -67,11 +67,16 @@ def _replicated_harness(report: Report) -> str:
     )
 
 
-def _wave_rounds(st: Settings) -> str:
+def _wave_rounds(report: Report) -> str:
+    """The rounds of a wave, with the target its measuring read (`replication.process_target`,
+    from the same run-level spread as the savings' intervals)."""
+    st = report.settings
     wave_s = f"at most {st.budget_s / max(1, st.processes):g} s a wave"
-    if st.target_ci <= 0:
+    spread = policy.saving_spread(report.environment.every_cpu)
+    target = replication.process_target(st.target_ci, spread)
+    if target <= 0:
         return f"{st.repeats} interleaved rounds ({wave_s})"
     return (
         f"at least {st.repeats} interleaved rounds, then more until each median in its process "
-        f"is within ±{st.target_ci * 100:g}% ({wave_s})"
+        f"is within ±{target * 100:.1f}% ({wave_s})"
     )
