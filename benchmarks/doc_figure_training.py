@@ -18,8 +18,9 @@ SCENARIOS_FIXED = "reports/benchmarks/scenarios_fixed/scenarios_fixed.json"
 LARGE_SHARE = 0.10
 PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # Each scoring of the advisor's placements against the reference, by figure prefix: the latest
-# sweep (each wave timed until its medians settle, within a budget a wave), and it against a
-# reference with a third allocator campaign pooled in; the sweep before it (the budget split
+# sweep (each wave timed until its medians settle, no finer than the run-level spread), and it
+# against a reference with a third allocator campaign pooled in; the same code with the ±2%
+# target alone, and it against the third campaign; the sweep before it (the budget split
 # between the waves, settling up to 16 processes), its rerun with the same code, and it against
 # the third allocator campaign too; the sweep before it (the allocator arm, two
 # settling waves); the one before (10 targets, "split" the model compiled in place, with the
@@ -33,6 +34,8 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # before the newer arms (8 rounds) and the first reference run (4 rounds).
 PLACEMENTS = {
     "placements_ref": "",
+    "placements_ref_target2": "settle_target2/",
+    "placements_ref_target2_alloc3": "allocator_reference/target2_with_campaign3/",
     "placements_ref_split": "split_budget/",
     "placements_ref_latest_alloc3": "allocator_reference/latest_with_campaign3/",
     "placements_ref_rerun": "rerun_sweep/",

@@ -449,7 +449,7 @@ def test_end_to_end_check_on_a_tiny_target(tmp_path: Path) -> None:
 
     baseline = tmp_path / "baseline.json"
     quick = ["--repeats", "3", "--profile-calls", "3", "--no-what-if", "--budget", "5",
-             "--processes", "2"]  # fmt: skip
+             "--processes", "2", "--target-ci", "0"]  # fmt: skip
     target = "tests/targets/tiny.py:factory"
     made = run_cli("check", target, "--baseline", str(baseline), "--update-baseline",
                    "--out", str(tmp_path / "report"), *quick)  # fmt: skip
