@@ -1,5 +1,5 @@
 """What the settling waves cost in false savings and buy in found ones: the replicated
-protocol's own rule (`advisor.measure.replicate._to_settle`, `_reading`) run on simulated
+protocol's own rule (`advisor.measure.settle_rule.to_settle`, `reading`) run on simulated
 waves, the rule as it is against the one before it (at most two more waves, and only for a
 saving whose point was over the floor). Nothing here is timed.
 
@@ -29,7 +29,7 @@ from tabulate import tabulate
 
 from advisor.core import policy
 from advisor.core.measured import Settings
-from advisor.measure import replicate
+from advisor.measure import replicate, settle_rule
 from advisor.measure.arms import ArmTask, mode_arm, what_if_arm
 from advisor.measure.stages import WhatIfPlan
 from benchmarks.study_output import write_study
@@ -55,15 +55,15 @@ def _record(arm: Any, medians: list[float]) -> replicate.ArmRecord:
 
 
 def open_now(records: dict[str, replicate.ArmRecord], baseline: replicate.ArmRecord) -> bool:
-    """The protocol's rule: the arm is among `_to_settle`'s."""
-    return bool(replicate._to_settle(records, baseline, PLAN))
+    """The protocol's rule: the arm is among `settle_rule.to_settle`'s."""
+    return bool(settle_rule.to_settle(records, baseline, PLAN))
 
 
 def open_before(records: dict[str, replicate.ArmRecord], baseline: replicate.ArmRecord) -> bool:
     """The rule before: a point over the floor whose rerun interval still holds zero."""
     variant = next(r for r in records.values() if r is not baseline)
-    reading = replicate._reading(variant, baseline, PLAN)
-    floor = replicate._floor(PLAN)
+    reading = settle_rule.reading(variant, baseline, PLAN)
+    floor = settle_rule.floor(PLAN)
     return reading is not None and reading.share > floor and reading.low <= 0
 
 
@@ -81,7 +81,7 @@ def trial(
         d, s = float(rng.lognormal(0.0, 0.05)), float(rng.normal(saving, spread))
         baseline.samples.append([d])
         variant.samples.append([d * (1 - s)])
-    reading = replicate._reading(variant, baseline, PLAN)
+    reading = settle_rule.reading(variant, baseline, PLAN)
     measured = reading is not None and reading.low > 0 and reading.share >= PLAN.min_effect
     return measured, len(variant.samples)
 
@@ -125,7 +125,7 @@ def render(rows: list[dict[str, Any]]) -> str:
         for r in rows
     ]
     headers = ["per-wave SD", "true saving", "settling rule", "measured", "mean waves"]
-    floor = replicate._floor(PLAN)
+    floor = settle_rule.floor(PLAN)
     return (
         "# Settling waves: false savings and found ones\n\n"
         "`python -m benchmarks.settle_looks`: the replicated protocol's settling rule on "
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         print("settle_looks: --trials must be at least 1", file=sys.stderr)
         return 2
     rows = study(args.trials)
-    write_study(args.out, "settle_looks", {"rows": rows, "floor": replicate._floor(PLAN)},
+    write_study(args.out, "settle_looks", {"rows": rows, "floor": settle_rule.floor(PLAN)},
                 render(rows))  # fmt: skip
     return 0
 

@@ -321,7 +321,7 @@ def _steady_waves(monkeypatch, arm, level, saving):  # type: ignore[no-untyped-d
 def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from advisor.measure import replicate
+    from advisor.measure import replicate, settle_rule
     from advisor.measure.arms import mode_arm, what_if_arm
     from advisor.measure.stages import WhatIfPlan
 
@@ -334,19 +334,20 @@ def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves(
     flat = record(what_if_arm(WhatIfPlan("disable", ("B1",))), [2.30, 2.22, 2.13, 2.25])
     records = {"default": default, "eager": eager, "disable": flat}
     plan = replicate.Plan(waves=4, rounds=1, settle_waves=2, min_effect=0.03, run_spread=0.025)
-    assert replicate._to_settle(records, default, plan) == [eager]  # flat: short of any effect
+    assert settle_rule.to_settle(records, default, plan) == [eager]  # flat: short of any effect
     # at torch's default threads here (11.5% run-level spread) no number of waves could
     # settle 10%: none is timed
-    assert replicate._to_settle(records, default, dataclasses.replace(plan, run_spread=0.115)) == []
+    noisier = dataclasses.replace(plan, run_spread=0.115)
+    assert settle_rule.to_settle(records, default, noisier) == []
     # behind a measured 30% saving, eager would not lead whatever more waves said
     ahead = record(mode_arm("fullgraph"), [1.61, 1.55, 1.50, 1.57])
-    assert replicate._to_settle({**records, "fullgraph": ahead}, default, plan) == []
+    assert settle_rule.to_settle({**records, "fullgraph": ahead}, default, plan) == []
 
     timed = _steady_waves(monkeypatch, eager, 2.20, 0.13)  # every later wave: eager 13% under
     replicate._settle(records, plan, lambda _: None)
     # one more wave of eager with its baseline settled it: measured beyond zero now
     assert timed == [["eager", "default"]]
-    assert len(eager.samples) == 5 and replicate._to_settle(records, default, plan) == []
+    assert len(eager.samples) == 5 and settle_rule.to_settle(records, default, plan) == []
     # a wave that leaves it unsettled (eager level with the default) is followed by one more,
     # and no more than the plan allows
     del eager.samples[4:], default.samples[4:]
@@ -367,7 +368,7 @@ def test_a_saving_not_yet_told_from_the_minimum_effect_gets_more_waves(
 def test_a_noisy_target_settles_a_saving_below_the_floor_that_its_waves_leave_room_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from advisor.measure import replicate
+    from advisor.measure import replicate, settle_rule
     from advisor.measure.arms import mode_arm, what_if_arm
     from advisor.measure.stages import WhatIfPlan
 
@@ -380,17 +381,17 @@ def test_a_noisy_target_settles_a_saving_below_the_floor_that_its_waves_leave_ro
     slower = record(what_if_arm(WhatIfPlan("disable", ("B1",))), [7.63, 9.71, 7.69, 7.45])
     records = {r.label: r for r in (default, fused, slower)}
     plan = replicate.Plan(waves=4, rounds=1, settle_waves=12, min_effect=0.03, run_spread=0.025)
-    assert replicate._to_settle(records, default, plan) == [fused]  # slower: nothing to settle
+    assert settle_rule.to_settle(records, default, plan) == [fused]  # slower: nothing to settle
     # behind a measured 30% saving its interval ends short: it would not lead
     ahead = record(mode_arm("eager"), [4.80, 5.19, 4.87, 4.91])
-    assert replicate._to_settle({**records, ahead.label: ahead}, default, plan) == []
+    assert settle_rule.to_settle({**records, ahead.label: ahead}, default, plan) == []
 
     timed = _steady_waves(monkeypatch, fused, 7.0, 0.09)  # every later wave: fused 9% under
     replicate._settle(records, plan, lambda _: None)
     # more waves than the two a saving over the floor used to get, and none once it settled
     assert 2 < len(timed) < 12 and all(t == [fused.label, "default"] for t in timed)
-    assert replicate._to_settle(records, default, plan) == []
-    reading = replicate._reading(fused, default, plan)
+    assert settle_rule.to_settle(records, default, plan) == []
+    reading = settle_rule.reading(fused, default, plan)
     assert reading is not None and reading.low > 0
 
 

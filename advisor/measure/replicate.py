@@ -22,7 +22,6 @@ compiled state, nothing of the parent's), without paying torch's import again.
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import os
 import tempfile
@@ -31,12 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from statistics import median
 from typing import Any
 
 from advisor.core import replication
 from advisor.core.model import ModeError
-from advisor.measure import arm_worker, timing
+from advisor.measure import arm_worker, settle_rule, timing
 from advisor.measure.arms import ArmTask, Built
 from advisor.measure.isolate import crash_error
 
@@ -155,76 +153,18 @@ def _extra_wave(arms: list[ArmRecord], records: dict[str, ArmRecord], plan: Plan
 
 def _settle(records: dict[str, ArmRecord], plan: Plan, progress: Progress) -> None:
     """Up to `plan.settle_waves` more waves for the arms whose saving is unsettled and could
-    lead (`_to_settle`), each wave for those still so, until none is: on a target whose
+    lead (`settle_rule.to_settle`), each wave for those still so, until none is: on a target whose
     processes differ by 8-10% of the step (kornia's CNN here) four waves leave a saving of
     10% at +-17%, and sixteen measured it (docs/measurement.md)."""
     baseline = records.get(BASELINE)
     if baseline is None or baseline.failure is not None:
         return
     for _ in range(plan.settle_waves):
-        open_ = _to_settle(records, baseline, plan)
+        open_ = settle_rule.to_settle(records, baseline, plan)
         if not open_:
             return
         progress(f"one more wave for {', '.join(r.label for r in open_)}: its saving is unsettled")
         _extra_wave(open_, records, plan)
-
-
-def _to_settle(records: dict[str, ArmRecord], baseline: ArmRecord, plan: Plan) -> list[ArmRecord]:
-    """The arms whose saving is unsettled and could still be measured ahead of every measured
-    one: more waves could change what the report puts first. An arm's own interval (this
-    run's waves) reaching past the floor and the leading measured saving is what "could"
-    means; one whose interval already ends short of either would not lead whatever more
-    waves said."""
-    readings = {
-        r.label: _reading(r, baseline, plan)
-        for r in _alive(records).values()
-        if r is not baseline and not _is_metronome(r)
-    }
-    measured = [reading.share for reading in filter(None, readings.values()) if reading.low > 0]
-    best = max(measured, default=-math.inf)
-    floor = _floor(plan)
-    return [
-        records[label]
-        for label, reading in readings.items()
-        if reading is not None
-        and reading.low <= 0
-        and reading.share > 0
-        and reading.high >= max(floor, best)
-    ]
-
-
-@dataclass(frozen=True)
-class _Reading:
-    """An arm's saving as a share of the step: the point, the low end of where a rerun would
-    put it (the judge's reading: `replication.rerun_interval`) and the high end of this run's
-    own interval (how far the waves so far leave room for it to go)."""
-
-    share: float
-    low: float
-    high: float
-
-
-def _floor(plan: Plan) -> float:
-    """The least saving more waves could ever settle: the minimum effect, and the run-level
-    spread no wave reduces (1.96 * sqrt(2) * 2.5% = 6.9% of the step at one thread, about 32%
-    at torch's default threads here)."""
-    return max(plan.min_effect, 1.96 * math.sqrt(2) * plan.run_spread)
-
-
-def _reading(record: ArmRecord, baseline: ArmRecord, plan: Plan) -> _Reading | None:
-    """The arm's `_Reading`, for a run with a minimum effect and waves enough for an interval;
-    None for any other."""
-    try:
-        paired = replication.paired_saving(baseline.samples, record.samples)
-    except ValueError:
-        return None
-    if paired.ci_ms is None or paired.share_ci is None or plan.min_effect <= 0:
-        return None
-    level = median(replication.wave_medians(baseline.samples).values())
-    low, _ = replication.rerun_interval(
-        paired.saving_ms, paired.ci_ms, paired.waves, level, plan.run_spread
-    )
-    return _Reading(paired.share, low / level, paired.share_ci[1])
 
 
 def _is_metronome(record: ArmRecord) -> bool:
