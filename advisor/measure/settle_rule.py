@@ -6,17 +6,37 @@ simulated waves as it is."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, TypeVar
 
 from advisor.core import replication
 
-if TYPE_CHECKING:  # replicate imports this module to run the rule
-    from advisor.measure.replicate import ArmRecord, Plan
+
+class Arm(Protocol):
+    """What the rule reads of an arm's record (`replicate.ArmRecord`; named structurally, as
+    replicate imports this module)."""
+
+    samples: list[list[float]]  # per wave: ms per call
+    failure: Any  # None while the arm is alive
+    task: Any  # its `.arm.kind` tells the machine's metronome apart
+
+    @property
+    def label(self) -> str: ...
 
 
-def to_settle(records: dict[str, ArmRecord], baseline: ArmRecord, plan: Plan) -> list[ArmRecord]:
+class Limits(Protocol):
+    """What the rule reads of the run's plan (`replicate.Plan`)."""
+
+    min_effect: float
+    run_spread: float
+
+
+ArmT = TypeVar("ArmT", bound=Arm)
+
+
+def to_settle(records: Mapping[str, ArmT], baseline: ArmT, plan: Limits) -> list[ArmT]:
     """The arms whose saving is unsettled and could still be measured ahead of every measured
     one: more waves could change what the report puts first. An arm's own interval (this
     run's waves) reaching past the floor and the leading measured saving is what "could"
@@ -48,14 +68,14 @@ class Reading:
     high: float
 
 
-def floor(plan: Plan) -> float:
+def floor(plan: Limits) -> float:
     """The least saving more waves could ever settle: the minimum effect, and the run-level
     spread no wave reduces (1.96 * sqrt(2) * 2.5% = 6.9% of the step at one thread, about 32%
     at torch's default threads here)."""
     return max(plan.min_effect, 1.96 * math.sqrt(2) * plan.run_spread)
 
 
-def reading(record: ArmRecord, baseline: ArmRecord, plan: Plan) -> Reading | None:
+def reading(record: Arm, baseline: Arm, plan: Limits) -> Reading | None:
     """The arm's `Reading`, for a run with a minimum effect and waves enough for an interval;
     None for any other."""
     try:
