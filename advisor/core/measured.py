@@ -84,6 +84,12 @@ class Settings:
     # share of the step; below, it is "no measurable effect" (docs/measurement.md says why 3%).
     min_effect: float = policy.MIN_EFFECT
 
+    @property
+    def wave_budget_s(self) -> float:
+        """Replicated: the most timed seconds of one wave, its arms together (the budget is
+        split between the `processes` waves)."""
+        return self.budget_s / max(1, self.processes)
+
 
 @dataclass(frozen=True)
 class Replication:

@@ -65,7 +65,7 @@ def serve(
 
 
 def _build(task: arms.ArmTask) -> arms.Live:
-    if task.arm.kind == "metronome":  # the machine's reference: the target is not built
+    if arms.is_metronome(task.arm):  # the machine's reference: the target is not built
         return arms.build_metronome(task)
     try:
         workload = load_target(task.target, task.device, json.loads(task.params_json))

@@ -58,6 +58,11 @@ GUARDS_ARM = Arm(GUARDS_LABEL, "guards")
 METRONOME_ARM = Arm(metronome.LABEL, "metronome")
 
 
+def is_metronome(arm: Arm) -> bool:
+    """Whether the arm is the machine-speed reference rather than one of the target's."""
+    return arm.kind == METRONOME_ARM.kind
+
+
 @dataclass(frozen=True)
 class ArmTask:
     """What one worker builds: the arm, the target and how to measure it."""

@@ -35,7 +35,7 @@ from typing import Any
 from advisor.core import replication
 from advisor.core.model import ModeError
 from advisor.measure import arm_worker, settle_rule, timing
-from advisor.measure.arms import ArmTask, Built
+from advisor.measure.arms import ArmTask, Built, is_metronome
 from advisor.measure.isolate import crash_error
 
 Progress = Callable[[str], None]
@@ -168,7 +168,7 @@ def _settle(records: dict[str, ArmRecord], plan: Plan, progress: Progress) -> No
 
 
 def _is_metronome(record: ArmRecord) -> bool:
-    return record.task.arm.kind == "metronome"
+    return is_metronome(record.task.arm)
 
 
 def metronome_of(records: dict[str, ArmRecord]) -> ArmRecord | None:

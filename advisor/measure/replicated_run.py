@@ -34,7 +34,15 @@ from advisor.core.model import (
 )
 from advisor.core.stats import latency_stats
 from advisor.measure import environment, first_steps, metronome, torch_adapter
-from advisor.measure.arms import GUARDS_ARM, METRONOME_ARM, Arm, ArmTask, mode_arm, what_if_arm
+from advisor.measure.arms import (
+    GUARDS_ARM,
+    METRONOME_ARM,
+    Arm,
+    ArmTask,
+    is_metronome,
+    mode_arm,
+    what_if_arm,
+)
 from advisor.measure.cpus import pinned
 from advisor.measure.environment import cpu_affinity
 from advisor.measure.harness import MODE_ORDER
@@ -164,7 +172,7 @@ def _measure(
             timeout_s=settings.timeout_s,
             build_cpus=build_cpus,
             time_cpus=cpus if settings.threads is not None else (),
-            budget_s=settings.budget_s / max(1, settings.processes),  # each wave its share
+            budget_s=settings.wave_budget_s,
             target_ci=settings.target_ci,
             settle_waves=settings.settle_waves,
             min_effect=settings.min_effect,
@@ -185,7 +193,7 @@ def collected(
     training step, of how its arms' first steps compared with eager's)."""
     baseline = records.get(BASELINE)
     machine = _MachineSpeed.of(metronome_of(records))
-    records = {k: r for k, r in records.items() if r.task.arm.kind != "metronome"}
+    records = {k: r for k, r in records.items() if not is_metronome(r.task.arm)}
     notes = _pathologies(records)
     checks: dict[str, OutputCheck] = {}
     if any(r.task.training for r in records.values()):

@@ -12,6 +12,7 @@ from statistics import median
 from typing import Any, Protocol, TypeVar
 
 from advisor.core import replication
+from advisor.measure.arms import is_metronome
 
 
 class Arm(Protocol):
@@ -20,7 +21,7 @@ class Arm(Protocol):
 
     samples: list[list[float]]  # per wave: ms per call
     failure: Any  # None while the arm is alive
-    task: Any  # its `.arm.kind` tells the machine's metronome apart
+    task: Any  # its `.arm` tells the machine's metronome apart (`arms.is_metronome`)
 
     @property
     def label(self) -> str: ...
@@ -45,7 +46,7 @@ def to_settle(records: Mapping[str, ArmT], baseline: ArmT, plan: Limits) -> list
     readings = {
         r.label: reading(r, baseline, plan)
         for r in records.values()
-        if r.failure is None and r is not baseline and r.task.arm.kind != "metronome"
+        if r.failure is None and r is not baseline and not is_metronome(r.task.arm)
     }
     measured = [found.share for found in filter(None, readings.values()) if found.low > 0]
     best = max(measured, default=-math.inf)

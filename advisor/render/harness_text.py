@@ -71,7 +71,7 @@ def _wave_rounds(report: Report) -> str:
     """The rounds of a wave, with the target its measuring read (`replication.process_target`,
     from the same run-level spread as the savings' intervals)."""
     st = report.settings
-    wave_s = f"at most {st.budget_s / max(1, st.processes):g} s a wave"
+    wave_s = f"at most {st.wave_budget_s:g} s a wave"
     spread = policy.saving_spread(report.environment.every_cpu)
     target = replication.process_target(st.target_ci, spread)
     if target <= 0:
