@@ -32,6 +32,13 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # scored as they were (no tie with "keep"): that sweep against its own campaign's reference alone;
 # the sweep before it (7 targets) against its own reference and against the pooled one; the runs
 # before the newer arms (8 rounds) and the first reference run (4 rounds).
+# The first action's rate over the reruns of one rule (benchmarks/first_action_rate.py): the
+# latest full sweep and the kornia CNN's two targets swept again twice with the same code; and
+# the same runs against the reference with the third allocator campaign pooled in.
+FIRST_RATES = {
+    "first_rate": f"{PLACEMENTS_DIR}/reruns/first_action_rate.json",
+    "first_rate_alloc3": f"{PLACEMENTS_DIR}/reruns/with_campaign3/first_action_rate.json",
+}
 PLACEMENTS = {
     "placements_ref": "",
     "placements_ref_target2": "settle_target2/",
@@ -110,6 +117,21 @@ def _placements_agreed(data: dict[str, Any]) -> str:
     return of(agreed, compared)
 
 
+def _rate(half: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        return f"{data['halves'][half]:.0%}"
+
+    return make
+
+
+def _target_right(name: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        row = next(r for r in data["targets"] if r["name"] == name)
+        return of(sum(row["right"]), len(row["right"]))
+
+    return make
+
+
 def figures() -> dict[str, Figure]:
     return {
         "train_fixed.agreed": Figure(TRAIN_FIXED, _fixed_agreed),
@@ -120,6 +142,17 @@ def figures() -> dict[str, Figure]:
         "scenarios_fixed.within": Figure(SCENARIOS_FIXED, _fixed_within),
         "scenarios_fixed.large_agreed": Figure(SCENARIOS_FIXED, _large_agreed),
         "scenarios_fixed.large_worst": Figure(SCENARIOS_FIXED, _large_worst),
+        **{
+            f"{prefix}.{name}": Figure(source, make)
+            for prefix, source in FIRST_RATES.items()
+            for name, make in (
+                ("tuning", _rate("tuning")),
+                ("heldout", _rate("held out")),
+                ("all", _rate("all")),
+                ("kornia_module", _target_right("kornia_cnn.module")),
+                ("kornia_step", _target_right("kornia_cnn.step")),
+            )
+        },
         **{
             f"{prefix}.{name}": Figure(f"{PLACEMENTS_DIR}/{folder}placements_reference.json", make)
             for prefix, folder in PLACEMENTS.items()

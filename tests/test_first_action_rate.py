@@ -1,0 +1,72 @@
+"""The first-action rate over reruns (benchmarks/first_action_rate.py): each target weighs the
+same whatever number of runs scored it, a run may score a subset, and bad input is one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.first_action_rate import half_rate, main, target_rates
+
+
+def _row(name: str, half: str, first: str, right: bool, best: str = "fused") -> dict[str, Any]:
+    return {"name": name, "half": half, "first_action": first, "first_right": right,
+            "reference_best": best}  # fmt: skip
+
+
+FULL = [
+    _row("a.module", "tuning", "fused", True),
+    _row("k.module", "tuning", "keep", False),
+    _row("b.step", "held out", "keep", True, "keep"),
+]
+# a rerun of the target in doubt alone
+RERUN = [_row("k.module", "tuning", "fused", True)]
+
+
+def test_each_target_weighs_the_same_however_many_runs_scored_it() -> None:
+    rates = {r.name: r for r in target_rates({"full": FULL, "k1": RERUN, "k2": RERUN})}
+    assert rates["k.module"].right == (False, True, True)
+    assert rates["k.module"].runs == ("full", "k1", "k2")
+    assert rates["k.module"].rate == pytest.approx(2 / 3)
+    assert rates["a.module"].rate == 1.0 and rates["a.module"].runs == ("full",)
+    listed = list(rates.values())
+    # tuning: (1 + 2/3) / 2, not the 3 of 4 scored calls
+    assert half_rate(listed, "tuning") == pytest.approx(5 / 6)
+    assert half_rate(listed, "held out") == 1.0
+    assert half_rate(listed) == pytest.approx((1 + 2 / 3 + 1) / 3)
+    assert half_rate([], "tuning") is None
+
+
+def _scored(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"targets": rows}))
+    return path
+
+
+def test_the_study_writes_its_table_and_json(tmp_path: Path, capsys: Any) -> None:
+    full, rerun = _scored(tmp_path / "full.json", FULL), _scored(tmp_path / "k.json", RERUN)
+    assert main([f"full={full}", f"k1={rerun}", "--out", str(tmp_path / "out")]) == 0
+    data = json.loads((tmp_path / "out" / "first_action_rate.json").read_text())
+    assert data["halves"] == {"tuning": 0.75, "held out": 1.0, "all": pytest.approx(5 / 6)}
+    markdown = (tmp_path / "out" / "first_action_rate.md").read_text()
+    assert "| a.module" in markdown and "fused (right)" in markdown and "keep (wrong)" in markdown
+    assert "- tuning: 75% of first actions right, target by target (2 of 3 scored calls" in markdown
+    assert capsys.readouterr().out.strip() == markdown.strip()
+
+
+@pytest.mark.parametrize(
+    ("runs", "message"),
+    [
+        (["a={full}", "a={full}"], "each run needs a label of its own"),
+        (["a={tmp}/missing.json"], "cannot read a scored run"),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path: Path, capsys: Any, runs: list[str], message: str) -> None:
+    full = _scored(tmp_path / "full.json", FULL)
+    argv = [r.format(full=full, tmp=tmp_path) for r in runs]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
