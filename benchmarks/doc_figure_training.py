@@ -34,11 +34,15 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # before the newer arms (8 rounds) and the first reference run (4 rounds).
 # The first action's rate over the reruns of one rule (benchmarks/first_action_rate.py): the
 # latest full sweep and the kornia CNN's two targets swept again twice with the same code; and
-# the same runs against the reference with the third allocator campaign pooled in.
+# the same runs against the reference with the third allocator campaign pooled in; the kornia
+# CNN's targets scored against a reference measured the same hour (`--supersede`).
 FIRST_RATES = {
     "first_rate": f"{PLACEMENTS_DIR}/reruns/first_action_rate.json",
     "first_rate_alloc3": f"{PLACEMENTS_DIR}/reruns/with_campaign3/first_action_rate.json",
+    "first_rate_same_hour": f"{PLACEMENTS_DIR}/reruns/same_hour/first_action_rate.json",
 }
+# The four kornia sweeps of that rule, each against the same-hour reference (kornia targets only).
+KORNIA_ON_SAME_HOUR = f"{PLACEMENTS_DIR}/reruns/same_hour/earlier_sweeps/first_action_rate.json"
 PLACEMENTS = {
     "placements_ref": "",
     "placements_ref_target2": "settle_target2/",
@@ -152,6 +156,12 @@ def figures() -> dict[str, Figure]:
                 ("kornia_module", _target_right("kornia_cnn.module")),
                 ("kornia_step", _target_right("kornia_cnn.step")),
             )
+        },
+        **{
+            f"kornia_same_hour_ref.{form}": Figure(
+                KORNIA_ON_SAME_HOUR, _target_right(f"kornia_cnn.{form}")
+            )
+            for form in ("module", "step")
         },
         **{
             f"{prefix}.{name}": Figure(f"{PLACEMENTS_DIR}/{folder}placements_reference.json", make)

@@ -6,7 +6,12 @@ CNN's did: 2 of 4 tuning targets right in one sweep of a rule and 3 of 4 in the 
 a rate that a rerun would repeat is each target's share of runs right, averaged over the
 targets of a half: every target weighs the same however many runs scored it. A run may score a
 subset of the targets (a rerun of the ones in doubt); a target's rate reads only the runs that
-scored it."""
+scored it.
+
+`--supersede` reads each target from the last run that scored it alone: for a rerun scored
+against a reference of its own (measured the same hour on the same host) that replaces, for its
+targets, a run scored against an older reference. The earlier runs stay in the table, marked as
+not counted."""
 
 from __future__ import annotations
 
@@ -34,20 +39,25 @@ class TargetRate:
     runs: tuple[str, ...]  # the run labels that scored it, in the order given
     first_actions: tuple[str, ...]
     right: tuple[bool, ...]
-    reference_best: str  # the last run's (the runs share one reference)
+    reference_best: str  # the last run's (the runs share one reference, or it alone counts)
 
     @property
     def rate(self) -> float:
         return sum(self.right) / len(self.right)
 
 
-def target_rates(runs: dict[str, list[dict[str, Any]]]) -> list[TargetRate]:
+def target_rates(
+    runs: dict[str, list[dict[str, Any]]], supersede: bool = False
+) -> list[TargetRate]:
     """Each target's `TargetRate` from `runs` (label -> that run's scored rows), targets in the
-    order they first appear."""
+    order they first appear; with `supersede`, from the last run that scored it only."""
     seen: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for label, rows in runs.items():
         for row in rows:
-            seen.setdefault(row["name"], []).append((label, row))
+            scored = seen.setdefault(row["name"], [])
+            if supersede:
+                scored.clear()
+            scored.append((label, row))
     return [
         TargetRate(
             name=name,
@@ -84,19 +94,35 @@ def summary(rates: list[TargetRate]) -> list[str]:
     return lines
 
 
-def render(rates: list[TargetRate], labels: list[str]) -> str:
+SAME_REFERENCE = (
+    "each column is one sweep scored by `benchmarks.placements_reference` against the same "
+    "reference (the advisor's first action, and whether it is the reference's best or one the "
+    "reference cannot tell from it); a blank is a target that run did not measure"
+)
+SUPERSEDED = (
+    "each column is one sweep scored by `benchmarks.placements_reference`, each against its "
+    "own reference (`--supersede`): a target counts only its last run's score, an earlier "
+    'run\'s cell reads "not counted"; a blank is a target that run did not measure'
+)
+
+
+def render(
+    rates: list[TargetRate],
+    labels: list[str],
+    shown: dict[str, list[dict[str, Any]]],
+    supersede: bool = False,
+) -> str:
+    """The table: a column per run in `labels`, each cell from `shown` (every run's rows, the
+    superseded included), counted when the target's rate read it."""
     table = [
         [r.name, r.half, r.reference_best,
-         *[_run_cell(r, label) for label in labels], _percent(r.rate)]
+         *[_run_cell(r, label, shown[label]) for label in labels], _percent(r.rate)]
         for r in rates
     ]  # fmt: skip
     return (
         "# The advisor's first action over reruns of one rule\n\n"
-        "`python -m benchmarks.first_action_rate`: each column is one sweep scored by "
-        "`benchmarks.placements_reference` against the same reference (the advisor's first "
-        "action, and whether it is the reference's best or one the reference cannot tell from "
-        "it); a blank is a target that run did not measure. A half's rate is the mean of its "
-        "targets' rates.\n\n"
+        f"`python -m benchmarks.first_action_rate`: {SUPERSEDED if supersede else SAME_REFERENCE}"
+        ". A half's rate is the mean of its targets' rates.\n\n"
         + "\n".join(summary(rates))
         + "\n\n"
         + tabulate(table, ["target", "half", "reference's best", *labels, "rate"], "github")
@@ -104,11 +130,12 @@ def render(rates: list[TargetRate], labels: list[str]) -> str:
     )
 
 
-def _run_cell(rate: TargetRate, label: str) -> str:
-    if label not in rate.runs:
-        return ""
-    at = rate.runs.index(label)
-    return f"{rate.first_actions[at]} ({'right' if rate.right[at] else 'wrong'})"
+def _run_cell(rate: TargetRate, label: str, rows: list[dict[str, Any]]) -> str:
+    if label in rate.runs:
+        at = rate.runs.index(label)
+        return f"{rate.first_actions[at]} ({'right' if rate.right[at] else 'wrong'})"
+    row = next((row for row in rows if row["name"] == rate.name), None)
+    return "" if row is None else f"{row['first_action']} (not counted)"
 
 
 def _label_and_path(text: str) -> tuple[str, Path]:
@@ -125,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         help="LABEL=PATH: a run's label and its placements_reference.json, in run order",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--supersede", action="store_true",
+        help="each target from the last run that scored it only (a rerun with its own reference)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     labels = [label for label, _ in args.runs]
     if len(set(labels)) != len(labels):
@@ -132,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         runs = {label: json.loads(path.read_text())["targets"] for label, path in args.runs}
-        rates = target_rates(runs)
+        rates = target_rates(runs, args.supersede)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"first_action_rate: cannot read a scored run: {exc}", file=sys.stderr)
         return 2
@@ -140,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         "runs": {label: str(path) for label, path in args.runs},
         "targets": [asdict(r) | {"rate": r.rate} for r in rates],
         "halves": {half or "all": half_rate(rates, half) for half in (*HALVES, None)},
+        "supersede": args.supersede,
     }
-    write_study(args.out, "first_action_rate", data, render(rates, labels))
+    write_study(args.out, "first_action_rate", data, render(rates, labels, runs, args.supersede))
     return 0
 
 

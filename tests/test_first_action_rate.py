@@ -56,6 +56,24 @@ def test_the_study_writes_its_table_and_json(tmp_path: Path, capsys: Any) -> Non
     assert capsys.readouterr().out.strip() == markdown.strip()
 
 
+def test_supersede_reads_each_target_from_its_last_run(tmp_path: Path) -> None:
+    """A rerun scored against a reference of its own replaces, for its targets, the run before;
+    the other targets keep theirs, and the replaced cell is shown as not counted."""
+    rerun = [_row("k.module", "tuning", "upstream", True, "keep")]
+    rates = {r.name: r for r in target_rates({"full": FULL, "same_hour": rerun}, supersede=True)}
+    assert rates["k.module"].runs == ("same_hour",) and rates["k.module"].rate == 1.0
+    assert rates["k.module"].reference_best == "keep"
+    assert rates["a.module"].runs == ("full",)
+    assert half_rate(list(rates.values()), "tuning") == 1.0
+    full, same = _scored(tmp_path / "full.json", FULL), _scored(tmp_path / "s.json", rerun)
+    argv = [f"full={full}", f"same_hour={same}", "--supersede", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    markdown = (tmp_path / "out" / "first_action_rate.md").read_text()
+    assert "keep (not counted)" in markdown and "upstream (right)" in markdown
+    assert "- tuning: 100% of first actions right" in markdown
+    assert json.loads((tmp_path / "out" / "first_action_rate.json").read_text())["supersede"]
+
+
 @pytest.mark.parametrize(
     ("runs", "message"),
     [
