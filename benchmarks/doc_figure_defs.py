@@ -42,7 +42,7 @@ def _pooled_iqr(report: dict[str, Any]) -> str:
     return ", ".join(shares)
 
 
-EXCERPT_WIDTH = 100  # columns the console excerpt is rendered in
+EXCERPT_WIDTH = 80  # columns the console excerpt is rendered in
 # The paragraphs of `advisor show` quoted, by their first words, each cut before a line that
 # matches its stop pattern (None: whole).
 EXCERPT = (("compile is", None), ("What to do first:", r"^2\s"), ("Graph breaks", None))

@@ -191,3 +191,24 @@ def test_plain_ascii_rules_and_no_colour_even_when_forced(monkeypatch: pytest.Mo
     assert "\x1b" not in text
     assert not re.search(r"[\u2500-\u257f]", text)  # box-drawing characters
     assert re.search(r"^-- -+ ", text, re.M)  # the rule under a header, in ASCII
+
+
+def test_breaks_are_a_list_where_the_table_would_fold_the_source_line() -> None:
+    """At 80 columns the numbers and the verdict leave the break column about 20 characters:
+    a break whose source line does not fit there is listed instead, its source line whole on a
+    line of its own under its place and verdict. One that fits keeps the table."""
+    report = long_report()
+    source = report.breaks[0].site.where.code[:50]
+    narrow = render_text(report, width=80)
+    listed = narrow[narrow.index("Graph breaks") :].splitlines()
+    assert "gap ms" not in listed[1]  # no table header
+    assert re.match(r"1  \S+$", listed[1])  # its place, a path folded at the edge
+    assert listed[2].endswith("model_with_a_long_name.py:7: isolate")
+    assert listed[4] == f"   {source}"
+    numbers = r"^   runs 2x a call; gap \S+ ms, cost \S+ ms \(\S+ of the step\)$"
+    assert re.match(numbers, listed[5])
+    wide = render_text(report, width=200)
+    assert re.search(r"^#  break +per call +gap ms +cost ms +share +verdict", wide, re.M)
+    assert "runs 2x a call" not in wide
+    fits = render_text(recorded_case("if"), width=80)
+    assert re.search(r"^#  break +per call +gap ms +cost ms +share +verdict", fits, re.M)

@@ -134,15 +134,38 @@ def _modes_table(view: ReportView) -> _Fitted:
     return _Fitted((headers[0], *(row[0] for row in rows)), measures)
 
 
-def _breaks_table(view: ReportView) -> _Fitted:
-    """Where, what and the source line of each break in one column, one a line, beside its
-    numbers: ten columns side by side leave a few characters for each text at 80 columns."""
-    headers = BREAK_HEADERS
-    rows = [
-        (rank, _lines(where, f"{code} {gb_type}", source), *numbers)
-        for rank, code, gb_type, where, source, *numbers in break_rows(view)
-    ]
-    return _Fitted((headers[0], "break", *headers[5:]), rows, fixed=(0, 2, 3, 4, 5, 6))
+class _Breaks:
+    """The breaks ranked: a table where the console leaves its break column room for each
+    break's longest line (where, code and type, the source line), else a list. At 80 columns
+    the numbers and the verdict take about 60, and a source line folded into the 20 left reads
+    as pieces of code. In the list, each break's place and verdict lead; its code and type, its
+    source line and its numbers follow, one a line, at the console's whole width."""
+
+    def __init__(self, view: ReportView) -> None:
+        self.rows = break_rows(view)
+        headers = BREAK_HEADERS
+        cells = [
+            (rank, _lines(where, f"{code} {gb_type}", source), *numbers)
+            for rank, code, gb_type, where, source, *numbers in self.rows
+        ]
+        self.table = _Fitted((headers[0], "break", *headers[5:]), cells, fixed=(0, 2, 3, 4, 5, 6))
+
+    def _widest(self) -> int:
+        """The break column's widest line: where, then code and type and the source indented,
+        with the column's one space of padding."""
+        lines = [(r[3], 0) for r in self.rows]
+        lines += [(t, NOTE_INDENT) for r in self.rows for t in (f"{r[1]} {r[2]}", r[4])]
+        return max((cell_len(_clean(text)) + indent + 1 for text, indent in lines), default=0)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.max_width - self.table._fixed_width() >= self._widest():
+            yield self.table
+            return
+        for rank, code, gb_type, where, source, per_call, gap, cost, share, verdict in self.rows:
+            yield _labelled(f"{rank} ", f"{where}: {verdict}")  # a long path folds under itself
+            numbers = f"runs {per_call}x a call; gap {gap} ms, cost {cost} ms ({share} of the step)"
+            for line in (f"{code} {gb_type}", source, numbers.replace(" - ms", " -")):
+                yield Padding(_text(line), (0, 0, 0, len(rank) + 2))
 
 
 def _labelled(label: str, text: str) -> Table:
@@ -196,7 +219,7 @@ def _body(report: Report, v: ReportView) -> list[RenderableType]:
                 f"Graph breaks ({len(v.breaks)} root causes), ranked by the recommended fix's "
                 "saving:"
             ),
-            _breaks_table(v),
+            _Breaks(v),
         ]
     elif v.sites_only:
         out += [
