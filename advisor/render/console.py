@@ -163,9 +163,17 @@ class _Breaks:
             return
         for rank, code, gb_type, where, source, per_call, gap, cost, share, verdict in self.rows:
             yield _labelled(f"{rank} ", f"{where}: {verdict}")  # a long path folds under itself
-            numbers = f"runs {per_call}x a call; gap {gap} ms, cost {cost} ms ({share} of the step)"
-            for line in (f"{code} {gb_type}", source, numbers.replace(" - ms", " -")):
+            numbers = (
+                f"runs {per_call}x a call; gap {_in_ms(gap)}, cost {_in_ms(cost)} "
+                f"({share} of the step)"
+            )
+            for line in (f"{code} {gb_type}", source, numbers):
                 yield Padding(_text(line), (0, 0, 0, len(rank) + 2))
+
+
+def _in_ms(value: str) -> str:
+    """A formatted time with its unit; "-" (not measured) stays bare."""
+    return value if value == "-" else f"{value} ms"
 
 
 def _labelled(label: str, text: str) -> Table:
