@@ -75,3 +75,21 @@ def test_usage_says_debug_is_accepted_anywhere() -> None:
     parser = build_parser()
     assert "--debug" in {s for a in parser._actions for s in a.option_strings}
     assert "`--debug` is accepted anywhere" in (ROOT / "docs" / "usage.md").read_text()
+
+
+def _package(requirement: str) -> str:
+    """`ray[default]==2.60.0; python_version < '3.11'` -> `ray`."""
+    return re.split(r"[\[<>=!~;\s]", requirement, maxsplit=1)[0]
+
+
+def test_dependencies_page_says_why_each_package_is_there() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    page = (ROOT / "docs" / "dependencies.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([A-Za-z0-9_.-]+)", page))
+    missing = [_package(r) for r in project["dependencies"] if _package(r) not in named]
+    extras = project["optional-dependencies"]
+    missing += [extra for extra in extras if extra not in named]
+    missing += [_package(r) for r in extras["dev"] if _package(r) not in named]
+    assert not missing, f"docs/dependencies.md does not say why these are there: {missing}"
