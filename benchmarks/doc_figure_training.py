@@ -35,12 +35,18 @@ PLACEMENTS_DIR = "reports/benchmarks/placements_reference"
 # The first action's rate over the reruns of one rule (benchmarks/first_action_rate.py): the
 # latest full sweep and the kornia CNN's two targets swept again twice with the same code; and
 # the same runs against the reference with the third allocator campaign pooled in; the kornia
-# CNN's targets scored against a reference measured the same hour (`--supersede`).
+# CNN's targets scored against a reference measured the same hour (`--supersede`); kornia_cnn.step
+# against the powered reference of its contenders; and every sweep of the rule, each target
+# against the last reference that scored it (`LABEL@REFERENCE`).
 FIRST_RATES = {
     "first_rate": f"{PLACEMENTS_DIR}/reruns/first_action_rate.json",
     "first_rate_alloc3": f"{PLACEMENTS_DIR}/reruns/with_campaign3/first_action_rate.json",
     "first_rate_same_hour": f"{PLACEMENTS_DIR}/reruns/same_hour/first_action_rate.json",
+    "first_rate_powered": f"{PLACEMENTS_DIR}/reruns/powered/first_action_rate.json",
+    "first_rate_over_sweeps": f"{PLACEMENTS_DIR}/reruns/powered/over_sweeps/first_action_rate.json",
 }
+# kornia_cnn.step against the powered reference (its contenders at 40 rounds, not pooled).
+POWERED = f"{PLACEMENTS_DIR}/reruns/powered/kornia_C/placements_reference.json"
 # The four kornia sweeps of that rule, each against the same-hour reference (kornia targets only).
 KORNIA_ON_SAME_HOUR = f"{PLACEMENTS_DIR}/reruns/same_hour/earlier_sweeps/first_action_rate.json"
 PLACEMENTS = {
@@ -128,6 +134,18 @@ def _rate(half: str) -> Callable[[Any], str]:
     return make
 
 
+def _reference_option(name: str, option: str) -> Callable[[Any], str]:
+    """The reference's saving for one option of one target, with its 95% interval."""
+
+    def make(data: dict[str, Any]) -> str:
+        row = next(r for r in data["targets"] if r["name"] == name)
+        ref = row["options"][option]["reference"]
+        low, high = ref["ci_share"]
+        return f"{ref['share']:+.1%} [{low:+.1%}, {high:+.1%}]"
+
+    return make
+
+
 def _target_right(name: str) -> Callable[[Any], str]:
     def make(data: dict[str, Any]) -> str:
         row = next(r for r in data["targets"] if r["name"] == name)
@@ -156,6 +174,10 @@ def figures() -> dict[str, Figure]:
                 ("kornia_module", _target_right("kornia_cnn.module")),
                 ("kornia_step", _target_right("kornia_cnn.step")),
             )
+        },
+        **{
+            f"powered_ref.{option}": Figure(POWERED, _reference_option("kornia_cnn.step", option))
+            for option in ("module", "split", "allocator")
         },
         **{
             f"kornia_same_hour_ref.{form}": Figure(

@@ -11,7 +11,10 @@ scored it.
 `--supersede` reads each target from the last run that scored it alone: for a rerun scored
 against a reference of its own (measured the same hour on the same host) that replaces, for its
 targets, a run scored against an older reference. The earlier runs stay in the table, marked as
-not counted."""
+not counted. A run given as `LABEL@REFERENCE=PATH` names the reference it was scored against:
+runs with the same REFERENCE share it, so with `--supersede` a target reads every run scored
+against its last reference (several sweeps of one rule against one newer reference), not only
+the last run."""
 
 from __future__ import annotations
 
@@ -47,16 +50,22 @@ class TargetRate:
 
 
 def target_rates(
-    runs: dict[str, list[dict[str, Any]]], supersede: bool = False
+    runs: dict[str, list[dict[str, Any]]],
+    supersede: bool = False,
+    references: dict[str, str] | None = None,
 ) -> list[TargetRate]:
     """Each target's `TargetRate` from `runs` (label -> that run's scored rows), targets in the
-    order they first appear; with `supersede`, from the last run that scored it only."""
+    order they first appear; with `supersede`, from the runs scored against the last reference
+    that scored it only (`references`: label -> its reference; a run not in it has its own)."""
     seen: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    last_reference: dict[str, str] = {}
     for label, rows in runs.items():
+        reference = (references or {}).get(label, label)
         for row in rows:
             scored = seen.setdefault(row["name"], [])
-            if supersede:
+            if supersede and last_reference.get(row["name"]) != reference:
                 scored.clear()
+            last_reference[row["name"]] = reference
             scored.append((label, row))
     return [
         TargetRate(
@@ -101,8 +110,9 @@ SAME_REFERENCE = (
 )
 SUPERSEDED = (
     "each column is one sweep scored by `benchmarks.placements_reference`, each against its "
-    "own reference (`--supersede`): a target counts only its last run's score, an earlier "
-    'run\'s cell reads "not counted"; a blank is a target that run did not measure'
+    "own reference (`--supersede`): a target counts only the runs scored against its last "
+    "reference (a column `LABEL@REFERENCE` shares REFERENCE with the others so named), an "
+    'earlier run\'s cell reads "not counted"; a blank is a target that run did not measure'
 )
 
 
@@ -149,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "runs", nargs="+", type=_label_and_path,
-        help="LABEL=PATH: a run's label and its placements_reference.json, in run order",
+        help="LABEL=PATH or LABEL@REFERENCE=PATH: a run's label (and the reference it was "
+        "scored against, shared by the runs that name it) and its placements_reference.json, "
+        "in run order",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument(
@@ -163,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         runs = {label: json.loads(path.read_text())["targets"] for label, path in args.runs}
-        rates = target_rates(runs, args.supersede)
+        references = {label: label.partition("@")[2] or label for label in labels}
+        rates = target_rates(runs, args.supersede, references)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"first_action_rate: cannot read a scored run: {exc}", file=sys.stderr)
         return 2

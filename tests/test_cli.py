@@ -162,11 +162,20 @@ def test_end_to_end_run_show_and_no_overwrite(tmp_path: Path) -> None:
     # Judging the saved measurements again writes the report the run wrote.
     judged = run_cli("judge", str(out), "--out", str(tmp_path / "judged"), "--quiet")
     assert judged.returncode == 0, judged.stderr
+    # The closing lines: the folder, then which file to open (each fits 80 columns beside a
+    # short folder name).
+    assert judged.stderr.splitlines()[-2:] == [
+        f"advisor: report written to {tmp_path / 'judged'}/",
+        "advisor: read report.html (or report.md); trace.json opens in ui.perfetto.dev",
+    ]
     rejudged = json.loads((tmp_path / "judged" / "report.json").read_text())
     assert rejudged == data
 
-    # --threads 1 pins the run to the last CPU this process may use (none is claimed by another
-    # run in the test's own claims folder)
+    # --threads 1 pins the run to one CPU this process may use (none is claimed by another run
+    # in the test's own claims folder). Which one depends on what else keeps a CPU busy at that
+    # moment (the last idle one is taken: tests/test_harness.py checks that choice with the
+    # load faked), so here only that it is one of them.
     if not hasattr(os, "sched_getaffinity"):
         pytest.skip("this platform cannot read a process's CPU affinity")
-    assert data["environment"]["cpu_affinity"] == [max(os.sched_getaffinity(0))]
+    affinity = data["environment"]["cpu_affinity"]
+    assert len(affinity) == 1 and affinity[0] in os.sched_getaffinity(0)

@@ -88,3 +88,27 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys: Any, runs: list[str], mes
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_supersede_keeps_every_run_scored_against_the_last_reference(tmp_path: Path) -> None:
+    """Runs tagged with one reference all count for a target that reference scored last (the
+    sweeps of one rule against a newer reference), the older reference's runs do not, and a
+    target the newer one did not score keeps its own."""
+    k_right = [_row("k.module", "tuning", "fused", True, "fused")]
+    k_wrong = [_row("k.module", "tuning", "upstream", False, "fused")]
+    runs = {"full@old": FULL, "s1@new": k_right, "s2@new": k_wrong, "s3@new": k_right}
+    references = {label: label.partition("@")[2] for label in runs}
+    rates = {r.name: r for r in target_rates(runs, supersede=True, references=references)}
+    assert rates["k.module"].runs == ("s1@new", "s2@new", "s3@new")
+    assert rates["k.module"].rate == pytest.approx(2 / 3)
+    assert rates["a.module"].runs == ("full@old",)
+    # untagged, each run is its own reference: the last alone counts
+    assert target_rates(runs, supersede=True)[1].runs == ("s3@new",)
+    paths = {label: _scored(tmp_path / f"{i}.json", rows) for i, (label, rows) in
+             enumerate(runs.items())}  # fmt: skip
+    argv = [f"{label}={path}" for label, path in paths.items()]
+    assert main([*argv, "--supersede", "--out", str(tmp_path / "out")]) == 0
+    data = json.loads((tmp_path / "out" / "first_action_rate.json").read_text())
+    assert data["halves"]["tuning"] == pytest.approx((1 + 2 / 3) / 2)
+    markdown = (tmp_path / "out" / "first_action_rate.md").read_text()
+    assert "keep (not counted)" in markdown and "upstream (wrong)" in markdown

@@ -27,6 +27,7 @@ from advisor.core.model import Report, report_from_json
 
 RENDERED_FILES = ("report.json", "report.md", "report.html", "trace.json")
 REPORT_FILES = (*RENDERED_FILES, MEASUREMENTS_FILE)
+OPEN_FIRST = "read report.html (or report.md); trace.json opens in ui.perfetto.dev"
 
 
 def default_run_dir(base: Path, name: str, now: float | None = None) -> Path:
