@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.doc_figure_base import Figure, of
-from benchmarks.placements_reference import tally
+from benchmarks.placements_reference import share_text, tally
 
 TRAIN_FIXED = "reports/benchmarks/train_fixed/train_fixed.json"
 SCENARIOS_FIXED = "reports/benchmarks/scenarios_fixed/scenarios_fixed.json"
@@ -135,13 +135,12 @@ def _rate(half: str) -> Callable[[Any], str]:
 
 
 def _reference_option(name: str, option: str) -> Callable[[Any], str]:
-    """The reference's saving for one option of one target, with its 95% interval."""
+    """The reference's saving for one option of one target, with its 95% interval, as the
+    study's table writes it."""
 
     def make(data: dict[str, Any]) -> str:
         row = next(r for r in data["targets"] if r["name"] == name)
-        ref = row["options"][option]["reference"]
-        low, high = ref["ci_share"]
-        return f"{ref['share']:+.1%} [{low:+.1%}, {high:+.1%}]"
+        return share_text(row["options"][option]["reference"])
 
     return make
 

@@ -148,6 +148,12 @@ def _run_cell(rate: TargetRate, label: str, rows: list[dict[str, Any]]) -> str:
     return "" if row is None else f"{row['first_action']} (not counted)"
 
 
+def reference_of(label: str) -> str:
+    """The reference a run was scored against: REFERENCE of `LABEL@REFERENCE`, else the run's
+    own label (a reference of its own)."""
+    return label.partition("@")[2] or label
+
+
 def _label_and_path(text: str) -> tuple[str, Path]:
     label, sep, path = text.partition("=")
     if not sep:
@@ -175,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         runs = {label: json.loads(path.read_text())["targets"] for label, path in args.runs}
-        references = {label: label.partition("@")[2] or label for label in labels}
+        references = {label: reference_of(label) for label in labels}
         rates = target_rates(runs, args.supersede, references)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"first_action_rate: cannot read a scored run: {exc}", file=sys.stderr)

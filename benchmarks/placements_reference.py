@@ -247,14 +247,16 @@ def halves() -> dict[str, str]:
     return {**dict.fromkeys(TUNING_MODELS, "tuning"), **dict.fromkeys(HELD_OUT_MODELS, "held out")}
 
 
-def _cell(option: dict[str, Any]) -> str:
-    def share(side: dict[str, Any] | None) -> str:
-        if side is None:
-            return "-"
-        ci = side["ci_share"]
-        return f"{side['share']:+.1%}" + (f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "")
+def share_text(side: dict[str, Any] | None) -> str:
+    """One side's saving (a share of its step) with its 95% interval; "-" when not measured."""
+    if side is None:
+        return "-"
+    ci = side["ci_share"]
+    return f"{side['share']:+.1%}" + (f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "")
 
-    text = f"{share(option['advisor'])} / {share(option['reference'])}"
+
+def _cell(option: dict[str, Any]) -> str:
+    text = f"{share_text(option['advisor'])} / {share_text(option['reference'])}"
     return text + (f" ({option['agrees']})" if option["agrees"] else "")
 
 

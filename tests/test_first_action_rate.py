@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.first_action_rate import half_rate, main, target_rates
+from benchmarks.first_action_rate import half_rate, main, reference_of, target_rates
 
 
 def _row(name: str, half: str, first: str, right: bool, best: str = "fused") -> dict[str, Any]:
@@ -97,7 +97,7 @@ def test_supersede_keeps_every_run_scored_against_the_last_reference(tmp_path: P
     k_right = [_row("k.module", "tuning", "fused", True, "fused")]
     k_wrong = [_row("k.module", "tuning", "upstream", False, "fused")]
     runs = {"full@old": FULL, "s1@new": k_right, "s2@new": k_wrong, "s3@new": k_right}
-    references = {label: label.partition("@")[2] for label in runs}
+    references = {label: reference_of(label) for label in runs}
     rates = {r.name: r for r in target_rates(runs, supersede=True, references=references)}
     assert rates["k.module"].runs == ("s1@new", "s2@new", "s3@new")
     assert rates["k.module"].rate == pytest.approx(2 / 3)
