@@ -95,11 +95,20 @@ def _add_write_patches(parser: Any) -> None:
 
 def _add_judge(sub: Any) -> None:
     judge = sub.add_parser(
-        "judge", help="judge a saved run again from its measurements.json (no torch needed)"
+        "judge",
+        help="judge a saved run again from its measurements.json, or several runs of one "
+        "target together (no torch needed)",
     )
-    judge.add_argument("folder", help="a run folder (or its measurements.json)")
     judge.add_argument(
-        "--out", type=Path, help="report folder (default: a new one beside the saved run)"
+        "folder",
+        nargs="+",
+        help="a run folder (or its measurements.json); several runs of one target are judged "
+        "as one, their processes pooled (one run cannot tell a saving under about "
+        f"{policy.resolvable_saving(1):.1%} of the step from zero; two runs, "
+        f"{policy.resolvable_saving(2):.1%})".replace("%", "%%"),
+    )
+    judge.add_argument(
+        "--out", type=Path, help="report folder (default: a new one beside the first saved run)"
     )
     judge.add_argument(
         "--ignore-share",
@@ -277,6 +286,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     import dataclasses
 
     from advisor.judge import judge
+    from advisor.judge.pool import pooled
     from advisor.render import report_io
 
     if args.out is not None:
@@ -285,7 +295,9 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         from advisor.render.patch_files import check_patch_dir
 
         check_patch_dir(args.write_patches)
-    measurements = report_io.load_measurements(args.folder)
+    measurements = pooled(
+        [report_io.load_measurements(f) for f in args.folder], [str(f) for f in args.folder]
+    )
     settings = measurements.settings
     if args.ignore_share is not None:
         settings = dataclasses.replace(settings, ignore_share=args.ignore_share)
@@ -294,9 +306,10 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         from advisor.core.redact import redact, redact_measurements
 
         report, measurements = redact(report), redact_measurements(measurements)
-    base = Path(args.folder)
+    base = Path(args.folder[0])
     parent = base.parent if base.is_dir() else base.parent.parent
-    out_dir = args.out or report_io.default_run_dir(parent, f"{report.workload.name}-judged")
+    suffix = "judged" if len(args.folder) == 1 else "pooled"
+    out_dir = args.out or report_io.default_run_dir(parent, f"{report.workload.name}-{suffix}")
     _write_report(report, out_dir, measurements)
     _patches_out(report, args.write_patches)
     return _summary(report, out_dir, args.quiet)

@@ -45,6 +45,9 @@ FIRST_RATES = {
     "first_rate_powered": f"{PLACEMENTS_DIR}/reruns/powered/first_action_rate.json",
     "first_rate_over_sweeps": f"{PLACEMENTS_DIR}/reruns/powered/over_sweeps/first_action_rate.json",
 }
+# Saved sweeps judged again, each target alone, in pairs of runs and all its runs together
+# (`advisor judge RUN RUN ...`), against its last reference (benchmarks/pooled_runs.py).
+POOLED = f"{PLACEMENTS_DIR}/reruns/pooled/pooled_runs.json"
 # kornia_cnn.step against the powered reference (its contenders at 40 rounds, not pooled).
 POWERED = f"{PLACEMENTS_DIR}/reruns/powered/kornia_C/placements_reference.json"
 # The four kornia sweeps of that rule, each against the same-hour reference (kornia targets only).
@@ -153,6 +156,34 @@ def _target_right(name: str) -> Callable[[Any], str]:
     return make
 
 
+def _pooled_rate(way: str, half: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        return f"{data['halves'][way][half]:.0%}"
+
+    return make
+
+
+def _pooled_right(name: str, way: str) -> Callable[[Any], str]:
+    def make(data: dict[str, Any]) -> str:
+        judged = next(r for r in data["targets"] if r["name"] == name)[way]
+        return of(sum(j["right"] for j in judged), len(judged))
+
+    return make
+
+
+def _pooled_figures() -> dict[str, Figure]:
+    halves = (("tuning", "tuning"), ("heldout", "held out"), ("all", "all"))
+    rates = {
+        f"pooled.{way}_{short}": Figure(POOLED, _pooled_rate(way, half))
+        for way in ("alone", "pairs", "all")
+        for short, half in halves
+    }
+    return rates | {
+        f"pooled.kornia_step_{way}": Figure(POOLED, _pooled_right("kornia_cnn.step", way))
+        for way in ("alone", "pairs", "all")
+    }
+
+
 def figures() -> dict[str, Figure]:
     return {
         "train_fixed.agreed": Figure(TRAIN_FIXED, _fixed_agreed),
@@ -174,6 +205,7 @@ def figures() -> dict[str, Figure]:
                 ("kornia_step", _target_right("kornia_cnn.step")),
             )
         },
+        **_pooled_figures(),
         **{
             f"powered_ref.{option}": Figure(POWERED, _reference_option("kornia_cnn.step", option))
             for option in ("module", "split", "allocator")

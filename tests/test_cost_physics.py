@@ -48,9 +48,9 @@ def test_busy_waits_are_python_work_and_isolating_them_saves_only_the_overhead(
         at_profile_ms = parts.python_work_ms / calibration.rescale
         # the wait, and above it the line's own Python besides the wait (the print call
         # itself, into a captured stream: tens of µs; 0.225 ms for a 0.2 ms wait was seen);
-        # below it, what the profiler-overhead correction takes too many (0.175 ms for a
-        # 0.2 ms wait was seen once in a full run, 0.2 alone)
-        low, high = 0.85 * expected_ms, 1.1 * expected_ms + LINE_OWN_MS
+        # below it, what the profiler-overhead correction takes too many (for a 0.2 ms wait
+        # 0.175 ms was seen once in a full run and 0.163 ms once in another, 0.2 alone)
+        low, high = 0.8 * expected_ms, 1.1 * expected_ms + LINE_OWN_MS
         assert low <= at_profile_ms <= high, (wait, parts, calibration)
     # At the time of the profile the unprofiled call took `reference_us`, of which the waits
     # took at least WAIT_US: what is left (compiled regions, entry and exit, and each break's

@@ -281,6 +281,9 @@ class Action:
     # measured: the calls after which its saving has paid for the compile and first call it
     # adds to the default mode's (None: it adds none, or saves nothing)
     break_even_calls: float | None = None
+    # measured, no measurable effect, yet its saving would lead if it held: how many runs
+    # judged together (`advisor judge RUN RUN ...`) would tell it from zero (None: not so)
+    runs_to_settle: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", coerced(ActionKind, self.kind))

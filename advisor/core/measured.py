@@ -83,6 +83,9 @@ class Settings:
     # A saving is "measured" only when its 95% interval lies above zero and it is at least this
     # share of the step; below, it is "no measurable effect" (docs/measurement.md says why 3%).
     min_effect: float = policy.MIN_EFFECT
+    # Saved runs judged together as this one (`advisor judge RUN RUN ...`, `judge.pool`): each
+    # saving's interval carries the run-level spread once per run pooled. 1: one run.
+    runs: int = 1
 
     @property
     def wave_budget_s(self) -> float:
@@ -116,6 +119,9 @@ class Replication:
     # each process's median of (its block / the reference's block of the same round): its
     # level in units of the machine's speed at that moment; () when not timed
     over_machine: tuple[float, ...] = ()
+    # the saved runs its processes came from (`advisor.judge.pool`): the run-level spread its
+    # saving carries falls as 1 / sqrt(runs)
+    runs: int = 1
 
 
 @dataclass(frozen=True)

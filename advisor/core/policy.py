@@ -82,6 +82,13 @@ def saving_spread(every_cpu: bool = False) -> float:
     return SAVING_RUN_SPREAD_EVERY_CPU if every_cpu else SAVING_RUN_SPREAD
 
 
+def resolvable_saving(runs: int = 1, every_cpu: bool = False) -> float:
+    """The least saving, as a share of the step, that `runs` runs judged together can tell
+    from zero where a rerun of as many would put it, from the run-level spread alone (a run's
+    waves add their own error): 1.96 * sqrt(2) * spread / sqrt(runs)."""
+    return 1.96 * math.sqrt(2 / max(1, runs)) * saving_spread(every_cpu)
+
+
 # A worker's first call (its compile) moves between runs of the same target too: a standard
 # deviation of 5.2% on the log scale (27 actions measured in two or more of the three runs of
 # the warm reruns campaign, reports/benchmarks/reruns/; 3.2%, 9.8% and 10.2% in the three

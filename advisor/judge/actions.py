@@ -28,7 +28,7 @@ from advisor.core.paths import is_installed
 from advisor.core.policy import LARGE_GUARD_SHARE, clearly_cheaper
 from advisor.judge.decide import Step
 from advisor.judge.ledger import beats
-from advisor.judge.measured import MeasuredStep
+from advisor.judge.measured import MeasuredStep, runs_to_settle
 
 # On a break-free model, skipping guards leads only when it saves at least this share.
 PLACEMENTS = ("regional", "disable", "split", *TRAINING_PLACEMENTS)
@@ -57,16 +57,24 @@ def build_actions(
     if not to_fix and not any(a.saving_ms for a in actions) and ledger is not None:
         actions = [_keep(ledger, steps, step), *actions]
     placed = _place_guards(actions, unsafe, to_fix, step)
-    return tuple(placed + _recompile_actions(recompiles) + _no_effect(entries, steps, step))
+    best = max((a.saving_ms or 0.0 for a in placed if a.measured), default=0.0)
+    unsettled = _no_effect(entries, steps, step, best)
+    return tuple(placed + _recompile_actions(recompiles) + unsettled)
 
 
 def _no_effect(
-    entries: tuple[BreakEntry, ...], steps: list[MeasuredStep], step: Step
+    entries: tuple[BreakEntry, ...], steps: list[MeasuredStep], step: Step, best_ms: float
 ) -> list[Action]:
-    """The measured changes with no measurable effect, last: the user sees they were tried."""
+    """The measured changes with no measurable effect, last: the user sees they were tried.
+    One whose saving would lead if it held (above `best_ms`, the best measured action's) keeps
+    how many runs judged together would tell it."""
     shown = _measured_actions(entries, steps, step, measurable=False)
     return [
-        replace(a, measurable=False)
+        replace(
+            a,
+            measurable=False,
+            runs_to_settle=a.runs_to_settle if (a.saving_ms or 0.0) > best_ms else None,
+        )
         for a in shown
         if a.kind not in (ActionKind.EAGER, ActionKind.GUARDS)
     ]
@@ -120,6 +128,7 @@ def _from_step(
         max_abs_diff=s.max_abs_diff,
         default_abs_diff=s.default_abs_diff,
         processes=s.processes,
+        runs_to_settle=None if s.beyond_noise else runs_to_settle(s),
     )
 
 

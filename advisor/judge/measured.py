@@ -5,6 +5,7 @@ rank the measured actions against one another."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from statistics import median
 
@@ -37,6 +38,7 @@ class MeasuredStep:
     first_call_s: float | None = None  # the median worker's compile and first call
     # the calls after which the saving has paid for the compile it adds to the default mode's
     break_even_calls: float | None = None
+    runs: int = 1  # the saved runs its saving was pooled from (`advisor.judge.pool`)
 
     @property
     def beyond_noise(self) -> bool:
@@ -90,8 +92,27 @@ def with_run_spread(step: MeasuredStep, level_ms: float, run_spread: float | Non
     ci = step.saving_ci_ms
     if run_spread is None:
         return replace(step, run_ci_ms=ci)
-    widened = replication.rerun_interval(step.saving_ms, ci, step.waves, level_ms, run_spread)
+    spread = pooled_spread(run_spread, step.runs)
+    widened = replication.rerun_interval(step.saving_ms, ci, step.waves, level_ms, spread)
     return replace(step, saving_ci_ms=widened, run_ci_ms=ci)
+
+
+def runs_to_settle(step: MeasuredStep) -> int | None:
+    """For a saving of at least the minimum effect whose rerun interval reaches zero: how many
+    runs judged together would tell it from zero if it held at this point. The interval's
+    half-width falls as 1 / sqrt(runs): its run-level part by `pooled_spread`, its waves' part
+    as each run adds as many waves. None for any other saving."""
+    low = step.saving_ci_ms[0]
+    if step.saving_ms <= 0 or step.saving_ms < step.min_effect_ms or low > 0:
+        return None
+    half = step.saving_ms - low
+    return max(step.runs + 1, math.ceil(step.runs * (half / step.saving_ms) ** 2))
+
+
+def pooled_spread(run_spread: float, runs: int) -> float:
+    """The run-level spread of a saving pooled from `runs` runs (and of a rerun of as many):
+    the runs' levels average out as 1 / sqrt(runs)."""
+    return run_spread / math.sqrt(max(1, runs))
 
 
 def what_if_with_run_spread(w: WhatIf, level_ms: float, run_spread: float | None) -> WhatIf:
@@ -99,7 +120,8 @@ def what_if_with_run_spread(w: WhatIf, level_ms: float, run_spread: float | None
     if run_spread is None or w.saving_ms is None or w.saving_ci_ms is None:
         return w
     waves = len(w.process_savings_ms) or None
-    widened = replication.rerun_interval(w.saving_ms, w.saving_ci_ms, waves, level_ms, run_spread)
+    spread = pooled_spread(run_spread, w.replication.runs if w.replication else 1)
+    widened = replication.rerun_interval(w.saving_ms, w.saving_ci_ms, waves, level_ms, spread)
     return replace(w, saving_ci_ms=widened)
 
 
@@ -148,6 +170,7 @@ def _mode_step(
         saving_ci_ms=(low, high),
         processes=mode.latency.replication.processes if mode.latency.replication else None,
         waves=waves,
+        runs=mode.latency.replication.runs if mode.latency.replication else 1,
         first_call_s=_first_call_s(mode.latency.replication),
         accepted=True if eager else mode_accepted(mode, default),
         removes=frozenset() if eager else entry_ids,
@@ -191,6 +214,7 @@ def _what_if_step(w: WhatIf, default: ModeResult) -> MeasuredStep | None:
         saving_ci_ms=w.saving_ci_ms,
         processes=w.replication.processes if w.replication else None,
         waves=len(w.process_savings_ms) or None,
+        runs=w.replication.runs if w.replication else 1,
         first_call_s=_first_call_s(w.replication),
         accepted=what_if_accepted(w, default),
         removes=frozenset(w.removed),

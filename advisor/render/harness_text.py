@@ -60,10 +60,26 @@ def _replicated_harness(report: Report) -> str:
         f"own{settle}, one per wave, the arms of a wave timed {_wave_rounds(report)} (order "
         f"rotating); {st.warmup} warm-up calls, blocks of at least "
         f"{st.min_block_s * 1e3:g} ms{threads}; intervals across processes, savings paired by "
-        f"wave, each saving's interval where a rerun would put it (it holds a run-level spread of "
-        f"±{policy.saving_spread(report.environment.every_cpu) * 100:g}% of the step, measured "
-        f"on a 2-CPU machine); a measured saving must reach {st.min_effect * 100:g}% of the "
-        f"step{rests}{machine}; the profile ran in a process of its own"
+        f"wave, each saving's interval where a rerun would put it ({_run_level(report)}); a "
+        f"measured saving must reach {st.min_effect * 100:g}% of the "
+        f"step{rests}{machine}; the profile ran in a process of its own{_pooled(st.runs)}"
+    )
+
+
+def _run_level(report: Report) -> str:
+    """The run-level spread each saving's interval holds: once per run pooled."""
+    spread = policy.saving_spread(report.environment.every_cpu) * 100
+    held = f"it holds a run-level spread of ±{spread:g}% of the step, measured on a 2-CPU machine"
+    runs = report.settings.runs
+    return held if runs <= 1 else f"{held}, over sqrt({runs}) for {runs} runs pooled"
+
+
+def _pooled(runs: int) -> str:
+    if runs <= 1:
+        return ""
+    return (
+        f"; {runs} saved runs judged together (`advisor judge RUN RUN ...`): every arm's "
+        "processes pooled, the profile and capture the first run's"
     )
 
 

@@ -302,7 +302,13 @@ def _no_effect_text(action: Action, step_ms: float | None) -> str:
     low, high = action.saving_ci_ms
     if high < 0 and action.saving_ms is not None:  # a rerun would find it slower too
         return f"slower: {fmt_pct(-action.saving_ms / step_ms)} more per call"
-    return f"no measurable effect (+-{fmt_pct((high - low) / 2 / step_ms)})"
+    text = f"no measurable effect (+-{fmt_pct((high - low) / 2 / step_ms)})"
+    if action.runs_to_settle is None or action.saving_ms is None:
+        return text
+    return (
+        f"{text}; may save {fmt_pct(action.saving_ms / step_ms)}: about "
+        f"{action.runs_to_settle} runs judged together would tell"
+    )
 
 
 _TERM_LABELS = {
