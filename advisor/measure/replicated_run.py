@@ -67,7 +67,7 @@ def measure_replicated(options: RunOptions, device: str, progress: Progress) -> 
     check_target(options.target, options.params)  # bad targets fail here, in seconds
     options, notes = fitted(options)
     started, created = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    progress("profiling the default mode in a process of its own (capture and trace)...")
+    progress("profiling the default mode in its own process (capture and trace)...")
     # the workers' fork server warms up (imports, CPU probe) while the profile process starts:
     # the profile's own timing is compared with nothing, and its trace is read as shares
     start_server()

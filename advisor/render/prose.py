@@ -369,7 +369,29 @@ def headline(report: Report) -> str | None:
         )
     if report.actions:
         parts.append("do #1 first")
+    unsettled = _unsettled_lead(report)
+    if unsettled:
+        parts.append(unsettled)
     return "; ".join(parts)
+
+
+def _unsettled_lead(report: Report) -> str | None:
+    """The measured change that would lead if its saving held, which the runs judged cannot
+    tell from zero (`Action.runs_to_settle`): the largest such saving, with its row."""
+    step = report.ledger.step_ms if report.ledger else None
+    found = [
+        (a.saving_ms, rank, a.runs_to_settle)
+        for rank, a in enumerate(report.actions, 1)
+        if a.runs_to_settle is not None and a.saving_ms is not None
+    ]
+    if not found or not step:
+        return None
+    saving, rank, runs = max(found)
+    judged = "one run" if report.settings.runs <= 1 else f"{report.settings.runs} runs"
+    return (
+        f"#{rank} may save {_pct(saving / step)} of the step, which {judged} cannot tell from zero "
+        f"(about {runs} runs judged together would)"
+    )
 
 
 def _none_worth_fixing(report: Report) -> bool:
