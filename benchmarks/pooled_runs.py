@@ -82,7 +82,10 @@ def target_judgements(
         "pairs": list(combinations(have, 2)),
         "all": [have] if len(have) > 1 else [],
     }
-    return {way: [judged(name, labels, folders, ref) for labels in ways[way]] for way in WAYS}
+    # two runs' pair is also all of them: each pool is judged once
+    pools = {labels for way in WAYS for labels in ways[way]}
+    done = {labels: judged(name, labels, folders, ref) for labels in pools}
+    return {way: [done[labels] for labels in ways[way]] for way in WAYS}
 
 
 def rate(judgements: list[Judged]) -> float | None:

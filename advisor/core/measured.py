@@ -123,6 +123,15 @@ class Replication:
     # saving carries falls as 1 / sqrt(runs)
     runs: int = 1
 
+    @property
+    def by_wave(self) -> bool:
+        """Its process medians say which wave each came from (pairing needs that)."""
+        return len(self.waves) == len(self.process_medians_ms) > 0
+
+    def wave_medians(self) -> dict[int, float]:
+        """Each process's median by the wave it came from."""
+        return dict(zip(self.waves, self.process_medians_ms, strict=True))
+
 
 @dataclass(frozen=True)
 class Note:

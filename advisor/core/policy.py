@@ -85,8 +85,14 @@ def saving_spread(every_cpu: bool = False) -> float:
 def resolvable_saving(runs: int = 1, every_cpu: bool = False) -> float:
     """The least saving, as a share of the step, that `runs` runs judged together can tell
     from zero where a rerun of as many would put it, from the run-level spread alone (a run's
-    waves add their own error): 1.96 * sqrt(2) * spread / sqrt(runs)."""
-    return 1.96 * math.sqrt(2 / max(1, runs)) * saving_spread(every_cpu)
+    waves add their own error)."""
+    return resolvable_share(saving_spread(every_cpu), runs)
+
+
+def resolvable_share(run_spread: float, runs: int = 1) -> float:
+    """`resolvable_saving` at a run-level spread of `run_spread`: 1.96 * sqrt(2) * spread /
+    sqrt(runs), the 95% point of two such runs' difference."""
+    return 1.96 * math.sqrt(2 / max(1, runs)) * run_spread
 
 
 # A worker's first call (its compile) moves between runs of the same target too: a standard

@@ -128,7 +128,7 @@ def _from_step(
         max_abs_diff=s.max_abs_diff,
         default_abs_diff=s.default_abs_diff,
         processes=s.processes,
-        runs_to_settle=None if s.beyond_noise else runs_to_settle(s),
+        runs_to_settle=runs_to_settle(s),  # None for a saving beyond the noise
     )
 
 

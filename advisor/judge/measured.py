@@ -132,11 +132,9 @@ def mode_saving(
     wave where both were replicated (`advisor.core.replication`), else from the pooled samples
     of one process (waves None)."""
     a, b = default.replication, mode.replication
-    if a is not None and b is not None and _by_wave(a) and _by_wave(b):
-        base = dict(zip(a.waves, a.process_medians_ms, strict=True))
-        variant = dict(zip(b.waves, b.process_medians_ms, strict=True))
+    if a is not None and b is not None and a.by_wave and b.by_wave:
         try:
-            paired = replication.paired_from_medians(base, variant)
+            paired = replication.paired_from_medians(a.wave_medians(), b.wave_medians())
         except ValueError:
             paired = None
         if paired is not None and paired.ci_ms is not None:
@@ -146,11 +144,6 @@ def mode_saving(
 
 def _first_call_s(r: Replication | None) -> float | None:
     return median(list(r.first_call_s)) if r is not None and r.first_call_s else None
-
-
-def _by_wave(r: Replication) -> bool:
-    """Its process medians say which wave each came from (pairing needs that)."""
-    return len(r.waves) == len(r.process_medians_ms) > 0
 
 
 def _mode_step(

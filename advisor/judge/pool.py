@@ -42,7 +42,7 @@ def pooled(runs: Sequence[Measurements], names: Sequence[str] = ()) -> Measureme
     default = next((m for m in modes if m.mode == "default"), None)
     assert default is not None and default.latency is not None  # check_poolable saw to it
     assert default.latency.replication is not None
-    base = _by_wave(default.latency.replication)
+    base = default.latency.replication.wave_medians()
     knobs = list(dict.fromkeys(w.knob for run in runs for w in run.what_ifs))
     what_ifs = tuple(_pooled_what_if(knob, runs, offsets, base) for knob in knobs)
     first = runs[0]
@@ -104,15 +104,6 @@ def _replications(run: Measurements) -> list[Replication]:
     return [r for r in found if r is not None]
 
 
-def _by_wave(r: Replication) -> dict[int, float]:
-    return dict(zip(r.waves, r.process_medians_ms, strict=True))
-
-
-def _paired(r: Replication | None) -> bool:
-    """Its process medians say which wave each came from (pairing needs that)."""
-    return r is not None and len(r.waves) == len(r.process_medians_ms) > 0
-
-
 def pooled_replication(parts: Sequence[tuple[Replication, int]]) -> Replication:
     """Replications of one arm, each with its run's wave offset, as one."""
     medians = tuple(m for r, _ in parts for m in r.process_medians_ms)
@@ -163,7 +154,7 @@ def _pooled_mode(name: str, runs: Sequence[Measurements], offsets: Sequence[int]
     for run, offset in zip(runs, offsets, strict=True):
         mode = run.mode(name)
         if mode is not None and mode.status == "ok" and mode.latency is not None:
-            if _paired(mode.latency.replication):
+            if mode.latency.replication is not None and mode.latency.replication.by_wave:
                 parts.append((mode.latency, offset))
     if first.status != "ok" or not parts:
         return first
@@ -184,13 +175,14 @@ def _pooled_what_if(
     failed = next((w for w, _ in found if w.status != "measured"), None)
     if failed is not None:
         return failed
-    parts = [(w.replication, offset) for w, offset in found if _paired(w.replication)]
+    timed = [(w.replication, offset) for w, offset in found if w.replication is not None]
+    parts = [(r, offset) for r, offset in timed if r.by_wave]
     first = found[0][0]
     if not parts:
         return first
-    rep = pooled_replication(parts)  # type: ignore[arg-type]
+    rep = pooled_replication(parts)
     try:
-        saving = replication.paired_from_medians(base, _by_wave(rep))
+        saving = replication.paired_from_medians(base, rep.wave_medians())
     except ValueError:
         return first
     return replace(

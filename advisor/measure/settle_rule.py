@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any, Protocol, TypeVar
 
-from advisor.core import replication
+from advisor.core import policy, replication
 from advisor.measure.arms import is_metronome
 
 
@@ -73,7 +73,7 @@ def floor(plan: Limits) -> float:
     """The least saving more waves could ever settle: the minimum effect, and the run-level
     spread no wave reduces (1.96 * sqrt(2) * 2.5% = 6.9% of the step at one thread, about 32%
     at torch's default threads here)."""
-    return max(plan.min_effect, 1.96 * math.sqrt(2) * plan.run_spread)
+    return max(plan.min_effect, policy.resolvable_share(plan.run_spread))
 
 
 def reading(record: Arm, baseline: Arm, plan: Limits) -> Reading | None:
