@@ -161,3 +161,27 @@ def test_captured_lines_are_read_as_the_files() -> None:
         (file, 18),  # `z = torch.where(...)`: a line the patch wrote
         ("/other.py", 19),
     ]
+
+
+def test_an_unwrapped_disable_is_found_once_not_on_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entering the patch is what every timed call of its arm does: it swaps attributes and
+    never walks the loaded modules again (that walk made a patch arm tens of ms a call)."""
+    import torch
+
+    from advisor.measure.torch_adapter import compiler
+
+    module, file = load(tmp_path)
+    module.disabled_helper = torch.compiler.disable(module.helper)
+    unwrap = FunctionEdit("disabled_helper", 15, 17, "", "", unwrap=True)
+    installed = InstalledPatch(Patch("compile_boundary", file, 15, (unwrap,), "@@ -1 +1 @@\n"))
+    walks: list[object] = []
+    real_walk = compiler._holders
+    monkeypatch.setattr(compiler, "_holders", lambda fn: walks.append(fn) or real_walk(fn))
+    for _ in range(3):
+        with installed:
+            assert module.disabled_helper is module.helper  # the body, traced by Dynamo
+        assert module.disabled_helper is not module.helper
+    assert walks == []
+    del sys.modules["patched_target"]

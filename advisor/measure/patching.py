@@ -50,17 +50,20 @@ class InstalledPatch:
                 raise NotInstallable(f"{edit.qualname} (line {edit.first_line}) is not loaded")
             new = compiled_code(edit, patch.file, live[0].__code__)
             self.swaps += [(f, f.__code__, new) for f in live]
-        self._wrappers = torch_adapter.disabled_wrappers(set(self.unwrapped))
-        if self.unwrapped and not self._wrappers:
+        wrappers = torch_adapter.disabled_wrappers(set(self.unwrapped))
+        if self.unwrapped and not wrappers:
             raise NotInstallable(f"no torch.compiler.disable wrapper of {self.unwrapped[0]}")
+        # Where the wrappers are held is found once, here: finding it walks every loaded
+        # module, which on each entry (every timed call) cost tens of milliseconds a call.
+        self._enabled = torch_adapter.EnabledFrames(wrappers) if wrappers else None
         self._stack: ExitStack | None = None
 
     def __enter__(self) -> InstalledPatch:
         for fn, _, new in self.swaps:
             fn.__code__ = new
         self._stack = ExitStack()
-        if self._wrappers:
-            self._stack.enter_context(torch_adapter.EnabledFrames(self._wrappers))
+        if self._enabled is not None:
+            self._stack.enter_context(self._enabled)
         return self
 
     def __exit__(self, *exc: object) -> None:
