@@ -4,21 +4,18 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from advisor import outputs
 from advisor.core import argtypes, options, policy
 from advisor.core.errors import AdvisorError, first_line, one_line
 from advisor.core.model import Settings
 
 if TYPE_CHECKING:
-    from advisor.core.artifacts import Measurements
     from advisor.core.model import Report
     from advisor.measure.pipeline import RunOptions
 
@@ -174,9 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AdvisorError as exc:
         if debug:
             traceback.print_exc()
-        script_stderr = getattr(exc, "stderr", "")
-        if script_stderr:  # the script's own traceback, as it printed it
-            sys.stderr.write(script_stderr.rstrip("\n") + "\n")
+        for printed in (getattr(exc, "stdout", ""), getattr(exc, "stderr", "")):
+            if printed:  # what the script printed before it failed, then its own traceback
+                sys.stderr.write(printed.rstrip("\n") + "\n")
         print(f"advisor: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -242,36 +239,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
     options = _checked_run_options(args)
     # a live line on a terminal; plain `advisor: ...` lines elsewhere and with --quiet
     progress = Progress(live=not args.quiet)
-    interrupted = completed = False
+    completed = False
     try:
         with muted_dynamo_warnings():
-            result = runner.run(options, progress)
-        completed = True
-    except runner.RunInterrupted as stop:  # Ctrl-C: keep what was measured
-        result, interrupted = stop.result, True
+            measurements = runner.measure(options, progress)
+        completed = not measurements.incomplete
     finally:
         progress.close(completed)
-    report, measurements = result.report, result.measurements
-    if args.redact:
-        from advisor.core.redact import redact, redact_measurements
-
-        report, measurements = redact(report), redact_measurements(measurements)
-    out_dir = args.out or _new_run_dir(report.workload.name)
-    _write_report(report, out_dir, measurements)
+    out_dir = args.out or _new_run_dir(measurements.workload.name)
+    report = outputs.save_and_render(measurements, measurements.settings, out_dir, args.redact)
     _patches_out(report, args.write_patches)
-    if interrupted:
+    if measurements.incomplete:
         print(f"advisor: interrupted; partial report written to {out_dir}/", file=sys.stderr)
         return 130
-    return _summary(report, out_dir, args.quiet)
+    return _summary(outputs.shown(report, args.redact), out_dir, args.quiet)
 
 
 def _summary(report: Report, out_dir: Path, quiet: bool) -> int:
     from advisor.render import report_io
 
     if not quiet:
-        from advisor.render.console import render_text
+        from advisor.render.console import print_summary
 
-        print(render_text(report))
+        print_summary(report)
     # Two short lines rather than the folder and its five files on one (146 columns for a
     # script target's folder): the second says which file to open, the folder's own listing
     # shows the rest.
@@ -285,7 +275,6 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     report files go into a new folder; nothing of the saved run is touched."""
     import dataclasses
 
-    from advisor.judge import judge
     from advisor.judge.pool import pooled
     from advisor.render import report_io
 
@@ -301,18 +290,15 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     settings = measurements.settings
     if args.ignore_share is not None:
         settings = dataclasses.replace(settings, ignore_share=args.ignore_share)
-    report = judge(measurements, settings)
-    if args.redact:
-        from advisor.core.redact import redact, redact_measurements
-
-        report, measurements = redact(report), redact_measurements(measurements)
     base = Path(args.folder[0])
     parent = base.parent if base.is_dir() else base.parent.parent
     suffix = "judged" if len(args.folder) == 1 else "pooled"
-    out_dir = args.out or report_io.default_run_dir(parent, f"{report.workload.name}-{suffix}")
-    _write_report(report, out_dir, measurements)
+    out_dir = args.out or report_io.default_run_dir(
+        parent, f"{measurements.workload.name}-{suffix}"
+    )
+    report = outputs.save_and_render(measurements, settings, out_dir, args.redact)
     _patches_out(report, args.write_patches)
-    return _summary(report, out_dir, args.quiet)
+    return _summary(outputs.shown(report, args.redact), out_dir, args.quiet)
 
 
 def _patches_out(report: Report, folder: Path | None) -> None:
@@ -376,28 +362,6 @@ def _new_run_dir(name: str) -> Path:
     return report_io.default_run_dir(RUN_DIR, name)
 
 
-def _write_report(report: Report, out_dir: Path, measurements: Measurements) -> None:
-    """Every report file and the measurements, each written whole; a second Ctrl-C cannot cut
-    them off."""
-    from advisor.render import report_io
-
-    with _interrupts_held():
-        report_io.save_report(report, out_dir, measurements)
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Ignore Ctrl-C for the duration (main thread only; elsewhere a no-op)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _cmd_show(args: argparse.Namespace) -> int:
     from advisor.render import report_io
 
@@ -423,9 +387,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
         print(render_trace(report))
     else:
-        from advisor.render.console import render_text
+        from advisor.render.console import print_summary
 
-        print(render_text(report))
+        print_summary(report)
     return 0
 
 

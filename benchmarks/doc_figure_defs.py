@@ -49,7 +49,7 @@ EXCERPT = (("compile is", None), ("What to do first:", r"^2\s"), ("Graph breaks"
 
 
 # A script's report: its header (the script, the measured callable, the survey) first.
-SCRIPT_EXCERPT = (("advisor:", r"^(WARNING|warning)"), EXCERPT[2])
+SCRIPT_EXCERPT = (("advisor:", None), ("compile is", None), ("Tried, not worth it:", None))
 
 
 def console_excerpt(path: Path, excerpt: tuple[tuple[str, str | None], ...] = EXCERPT) -> str:
@@ -256,7 +256,6 @@ def _example_figures(name: str, report: str) -> dict[str, Figure]:
         ),
         f"{name}.speedup": Figure(report, _speedup),
         f"{name}.pooled_iqr": Figure(report, _pooled_iqr),
-        f"{name}.first_action": Figure(report, at("actions.0.title")),
         f"{name}.wall_s": Figure(report, at("wall_s", "{:.1f} s")),
     }
 

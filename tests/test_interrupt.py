@@ -14,6 +14,7 @@ import torch
 
 from advisor import runner
 from advisor.cli import main
+from advisor.core.artifacts import Measurements
 from advisor.core.model import Settings
 from advisor.measure import harness, pipeline, torch_adapter
 from advisor.measure import timing as measure_timing
@@ -67,13 +68,13 @@ def test_ctrl_c_while_timing_gives_the_rounds_done_so_far(
 def test_the_cli_writes_the_partial_report_and_exits_130(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    partial = replace(full_report(), incomplete=True)
+    partial = replace(measurements_of(full_report()), incomplete=True)
 
-    def interrupted(*_args: object) -> None:
-        raise runner.RunInterrupted(runner.RunResult(partial, measurements_of(partial)))
+    def interrupted(*_args: object) -> Measurements:
+        return partial  # what a run stopped by Ctrl-C hands back: the measurements so far
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(runner, "run", interrupted)
+    monkeypatch.setattr(runner, "measure", interrupted)
     out = tmp_path / "run"
     assert main(["run", "tests/targets/good.py:factory", "--out", str(out)]) == 130
     assert f"partial report written to {out}/" in capsys.readouterr().err

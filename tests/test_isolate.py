@@ -313,6 +313,6 @@ def test_failed_and_skipped_modes_are_said_at_the_top_of_the_report() -> None:
 
     report = run_isolated(options({"eager": "segfault"}), lambda _m: None)
     md = render_markdown(report)
-    assert f"> **Warning:** eager failed (Crash at {FAKE_WORKER}:" in md
-    assert "> **Warning:** compile (default) skipped: not run: eager failed" in md
-    assert "> **Warning:** compile (fullgraph=True) skipped: not run: eager failed" in md
+    assert f"- **warning:** eager failed (Crash at {FAKE_WORKER}:" in md
+    assert "- **warning:** compile (default) skipped: not run: eager failed" in md
+    assert "- **warning:** compile (fullgraph=True) skipped: not run: eager failed" in md

@@ -129,3 +129,39 @@ def test_durations_read_as_seconds_then_minutes() -> None:
         "1:00",
         "3:07",
     ]
+
+
+def test_the_live_line_says_about_how_long_the_waves_have_left(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    stream, reader = terminal
+    clock = Clock()
+    progress = Progress(stream, clock=clock)
+    progress("wave 1 of 4")
+    clock.now += 20.0
+    progress("wave 2 of 4")
+    clock.now += 5.0
+    progress._live.refresh()  # type: ignore[union-attr]
+    # the waves done took 20 s each: 15 s more of this one, then two more
+    assert "(25.0 s into the run, about 55.0 s left)" in read_all(reader)
+    progress("judging")  # no wave: no estimate
+    progress._live.refresh()  # type: ignore[union-attr]
+    progress.close()
+    assert "judging (25.0 s into the run)" in read_all(reader)
+
+
+def test_the_summary_has_colour_on_a_terminal_and_none_elsewhere(
+    terminal: tuple[io.TextIOWrapper, int],
+) -> None:
+    from advisor.render.console import print_summary, render_text
+    from tests.support.reports import full_report
+
+    stream, reader = terminal
+    report = full_report()
+    print_summary(report, stream)
+    stream.flush()
+    shown = read_all(reader)
+    assert "\x1b[1m" in shown  # emphasis (bold) on the terminal
+    plain = io.StringIO()
+    print_summary(report, plain)
+    assert "\x1b" not in plain.getvalue() and plain.getvalue() == render_text(report) + "\n"

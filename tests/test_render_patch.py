@@ -110,9 +110,10 @@ def test_console_fits_and_shows_the_diff() -> None:
 
 def test_redacted_report_holds_no_source() -> None:
     report = redact(patched_report())
-    assert all(w.patch is None for w in report.what_ifs)
-    assert all(a.patch is None for a in report.actions)
+    patches = [x.patch for x in (*report.what_ifs, *report.actions) if x.patch is not None]
+    assert patches and all(p.redacted and not p.hunks for p in patches)
     assert "print(x)" not in render_markdown(report)
+    assert write_patches(report, Path("never-made")) == []  # no text to write
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

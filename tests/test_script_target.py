@@ -117,7 +117,12 @@ def test_a_script_that_raises_first_keeps_its_traceback_and_exit_code() -> None:
 @pytest.mark.parametrize(
     ("script", "argv", "code", "expected"),
     [
-        ("raises_early.py", ["--lr", "0"], 1, "raised ValueError: bad learning rate 0.0 before"),
+        (
+            "raises_early.py",
+            ["--lr", "0"],
+            1,
+            "raised ValueError: bad learning rate 0.0 (exit code 1) before",
+        ),
         ("exits_early.py", [], 3, "exited with code 3 before any compiled call"),
         ("no_compile.py", [], 2, "never called torch.compile; it made the modules Net"),
         ("sleeps.py", [], 2, "ran past its budget"),
@@ -134,6 +139,9 @@ def test_script_failures_are_the_scripts_own(
     assert "advisor/" not in proc.stderr.replace(last, "")  # no advisor frames anywhere
     if script == "raises_early.py":
         assert "Traceback (most recent call last)" in proc.stderr  # the script's own
+        # what it printed before it raised comes first, then its traceback
+        printed = proc.stderr.index("checking the configuration: lr=0.0")
+        assert printed < proc.stderr.index("Traceback (most recent call last)")
         assert "raises_early.py" in proc.stderr and "had not started measuring" in last
     if script == "no_compile.py":
         assert "train_step" in last and "--compile no_compile.py:Net" in last

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 
 class AdvisorError(Exception):
     """A problem with the user's input or environment, reported as one line."""
@@ -19,3 +21,19 @@ def one_line(text: str) -> str:
     """Text for a one-line message: line breaks inside it (a target or path given with one)
     are shown escaped, not broken."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+class RenderFailed(AdvisorError):
+    """Judging or rendering failed after the measurements were saved: one line naming the
+    failure and the command that renders the saved measurements again (exit 1: an advisor
+    bug, not bad input)."""
+
+    exit_code = 1
+
+    def __init__(self, cause: BaseException, folder: object) -> None:
+        command = f"advisor judge {shlex.quote(str(folder))}"
+        super().__init__(
+            f"judging or rendering failed ({type(cause).__name__}: {first_line(cause)}); "
+            f"the measurements are saved in {folder}/measurements.json: run {command} "
+            "to render them again"
+        )

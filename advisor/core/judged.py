@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from advisor.core.kinds import ActionKind, Verdict, coerced
+from advisor.core.kinds import ActionKind, ActionOutcome, Verdict, coerced
 from advisor.core.measured import BreakSite, CodeUnit, Location
 from advisor.core.patch import Patch
 
@@ -284,9 +284,16 @@ class Action:
     # measured, no measurable effect, yet its saving would lead if it held: how many runs
     # judged together (`advisor judge RUN RUN ...`) would tell it from zero (None: not so)
     runs_to_settle: int | None = None
+    # whether it is something to do (see `ActionOutcome`); a report written before this field
+    # reads as DO, as every action was listed then
+    outcome: ActionOutcome = ActionOutcome.DO
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", coerced(ActionKind, self.kind))
+        outcome = coerced(ActionOutcome, self.outcome)
+        if self.kind == ActionKind.KEEP:  # a statement, never something to do (older reports)
+            outcome = ActionOutcome.NOTHING
+        object.__setattr__(self, "outcome", outcome)
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,17 @@ class ActionKind(StrEnum):
     RECOMPILE = "recompile"  # keep the guarded values stable between calls
 
 
+class ActionOutcome(StrEnum):
+    """Whether an action is something to do, as the judge found it: only `DO` is listed among
+    what to do; the rest are said once, apart (what was tried, compile time, nothing to fix)."""
+
+    DO = "do"  # it saves time per call: a measured saving beyond the noise, or an estimate
+    SLOWER = "slower"  # measured: it costs time per call
+    NO_EFFECT = "no_effect"  # measured: its saving cannot be told from zero
+    COMPILE_TIME = "compile_time"  # it changes compile time only (recompiles, dynamic dims)
+    NOTHING = "nothing"  # the statement that nothing is worth fixing (or there is no break)
+
+
 class Verdict(StrEnum):
     """An entry's verdict: worth rewriting, worth moving out, or not worth the effort."""
 

@@ -42,6 +42,7 @@ from advisor.core.judged import (
 )
 from advisor.core.kinds import TRAINING_PLACEMENTS as TRAINING_PLACEMENTS
 from advisor.core.kinds import ActionKind as ActionKind
+from advisor.core.kinds import ActionOutcome as ActionOutcome
 from advisor.core.kinds import Verdict as Verdict
 from advisor.core.kinds import WhatIfKind as WhatIfKind
 from advisor.core.measured import (

@@ -57,6 +57,10 @@ class Patch:
     # lines of the patched file where the patch leaves a break on purpose (a conversion moved to
     # the return); a break at a `torch.compiler.disable` helper it adds is intended as well
     intended_breaks: tuple[int, ...] = ()
+    # `--redact` took the source text out (the edits' text and the hunks): the kind, the file,
+    # the line, the functions edited and the names stay, so the report still says what the
+    # patch does and what measuring it found, without the diff
+    redacted: bool = False
 
 
 def lf_text(text: str) -> str:

@@ -4,7 +4,8 @@ Pure functions, Report -> Report and Measurements -> Measurements: every output 
 HTML, console, the trace, measurements.json) is written from the redacted records, so none of
 them can leak what it removed.
 
-- Source text goes: `Location.code`, `ModeError.code` (the lines Dynamo quoted).
+- Source text goes: `Location.code`, `ModeError.code` (the lines Dynamo quoted), a patch's
+  diff and the text of the functions it edits (its kind, line and names stay).
 - Paths become what a reader needs: the user's files relative to the workload's folder (the
   folder the renderers show them relative to anyway), installed code from the package on
   (kept under `.../site-packages/` so it still reads as installed), anything else as
@@ -30,6 +31,7 @@ from advisor.core.model import (
     ModeError,
     ModeResult,
     Note,
+    Patch,
     RankTimings,
     RecompileAdvice,
     RecompileRecord,
@@ -121,11 +123,24 @@ class Redactor:
             new_breaks=tuple(self.location(b) for b in what_if.new_breaks),  # type: ignore[misc]
             error=self.text(what_if.error),
             subjects=tuple(replace(u, where=self.location(u.where)) for u in what_if.subjects),
-            patch=None,  # a patch is source text
+            patch=self.patch(what_if.patch),
         )
 
     def action(self, action: Action) -> Action:
-        return replace(action, where=self.location(action.where), patch=None)
+        return replace(action, where=self.location(action.where), patch=self.patch(action.patch))
+
+    def patch(self, patch: Patch | None) -> Patch | None:
+        """A patch without its source text (the functions' text and the diff): its kind, line,
+        edited functions and names stay, so every renderer can still say what it does."""
+        if patch is None:
+            return None
+        return replace(
+            patch,
+            file=self.path(patch.file) or "",
+            edits=tuple(replace(e, before="", after="") for e in patch.edits),
+            hunks="",
+            redacted=True,
+        )
 
     def recompile(self, advice: RecompileAdvice | RecompileRecord) -> Any:
         return replace(advice, reason=self.text(advice.reason) or "")

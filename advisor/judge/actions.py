@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from advisor.core.kinds import ActionKind, Verdict
+from advisor.core.kinds import ActionKind, ActionOutcome, Verdict
 from advisor.core.model import (
     TRAINING_PLACEMENTS,
     Action,
@@ -59,7 +59,24 @@ def build_actions(
     placed = _place_guards(actions, unsafe, to_fix, step)
     best = max((a.saving_ms or 0.0 for a in placed if a.measured), default=0.0)
     unsettled = _no_effect(entries, steps, step, best)
-    return tuple(placed + _recompile_actions(recompiles) + unsettled)
+    listed = placed + _recompile_actions(recompiles) + unsettled
+    return tuple(replace(a, outcome=outcome(a)) for a in listed)
+
+
+def outcome(action: Action) -> ActionOutcome:
+    """Whether the action is something to do: a saving per call, measured beyond the noise or
+    estimated. A measured change that costs time, or whose saving cannot be told from zero,
+    was tried; a recompile's fix changes compile time only."""
+    if action.kind == ActionKind.KEEP:
+        return ActionOutcome.NOTHING
+    if action.saving_ms is None:
+        return ActionOutcome.COMPILE_TIME
+    if action.measured and not action.measurable:
+        ci = action.saving_ci_ms
+        return ActionOutcome.SLOWER if ci is not None and ci[1] < 0 else ActionOutcome.NO_EFFECT
+    if action.saving_ms <= 0:
+        return ActionOutcome.SLOWER if action.measured else ActionOutcome.NO_EFFECT
+    return ActionOutcome.DO
 
 
 def _no_effect(

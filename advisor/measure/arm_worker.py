@@ -45,7 +45,7 @@ def serve(
         faulthandler.enable(open(faults_path, "w"), all_threads=False)
     else:
         faulthandler.enable(all_threads=False)
-    _silence_stdout()
+    _keep_output_apart(output_path(faults_path))
     # The parent starts its workers as daemons (they die with it: its own Process objects say
     # so); in here the flag only forbids children, and a script's DataLoader starts workers.
     multiprocessing.current_process().daemon = False
@@ -101,13 +101,22 @@ def _answer(conn: Any, live: arms.Live, device: str) -> None:
         conn.send(("timed", elapsed, live.compiles() - before, None))
 
 
-def _silence_stdout() -> None:
-    """The workload's prints go to /dev/null: the parent's terminal is not theirs."""
+def output_path(faults_path: str) -> str:
+    """Where a worker's stdout and stderr go (beside its faults file; "" for none)."""
+    return f"{faults_path}.out" if faults_path else ""
+
+
+def _keep_output_apart(path: str) -> None:
+    """What the workload prints (a script's banner, its logging, once per worker) goes to a
+    file of the worker's own, never to the parent's terminal; without one, to /dev/null."""
     with contextlib.suppress(OSError, ValueError, AttributeError):
         sys.stdout.flush()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        sys.stderr.flush()
+        target = os.open(path or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, sys.stdout.fileno())
+        if path:  # stderr too, where it is kept: a crash's last line is read from it
+            os.dup2(target, sys.stderr.fileno())
+        os.close(target)
 
 
 def _set_affinity(cpus: tuple[int, ...]) -> None:

@@ -129,8 +129,9 @@ def run_task(
             )
         if outcome.launch_error:
             raise AdvisorError(f"cannot start an isolated process: {outcome.launch_error}")
+        # what the workload (a script's banner, its logging) printed stays out of the
+        # advisor's terminal: its last line says why a process that failed ended
         stderr_text = stderr_path.read_text(encoding="utf-8", errors="replace")
-        _replay(stderr_text)
         stack = faults.read_text(encoding="utf-8", errors="replace") if faults.is_file() else ""
         if outcome.timed_out:
             return timeout_error(timeout_s or 0.0, stack)
@@ -169,12 +170,6 @@ def _ask_for_stack(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=STACK_DUMP_WAIT_S)
     except subprocess.TimeoutExpired:
         pass
-
-
-def _replay(stderr_text: str) -> None:
-    if stderr_text:
-        sys.stderr.write(stderr_text)
-        sys.stderr.flush()
 
 
 def _last_line(text: str) -> str:

@@ -290,7 +290,18 @@ def _crash(worker: _Worker, plan: Plan) -> ModeError:
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited ({code})"
     path = _faults_file(plan, worker.record, worker.wave)
     stack = Path(path).read_text(errors="replace") if path and os.path.exists(path) else ""
-    return crash_error(f"{how} before it reported", stack)
+    last = _last_output_line(arm_worker.output_path(path))
+    return crash_error(
+        f"{how} before it reported" + (f" (it printed: {last})" if last else ""), stack
+    )
+
+
+def _last_output_line(path: str) -> str:
+    """The last line the worker's workload printed (a script's error, say), or ""."""
+    if not path or not os.path.exists(path):
+        return ""
+    lines = [line.strip() for line in Path(path).read_text(errors="replace").splitlines()]
+    return next((line for line in reversed(lines) if line), "")[:200]
 
 
 def _fail(worker: _Worker, why: Built | ModeError) -> None:

@@ -20,13 +20,15 @@ SURVEY_BUDGET_S = 300.0  # the survey's time budget when no --timeout is given
 
 
 class ScriptFailed(AdvisorError):
-    """The script itself failed before the advisor could measure anything: its own stderr is
-    shown (`stderr`), then one line, and the advisor exits with the script's exit code."""
+    """The script itself failed before the advisor could measure anything: what it printed
+    (`stdout`, the tail), its own stderr with the traceback (`stderr`), then one line, and the
+    advisor exits with the script's exit code."""
 
-    def __init__(self, message: str, exit_code: int, stderr: str) -> None:
+    def __init__(self, message: str, exit_code: int, stderr: str, stdout: str = "") -> None:
         super().__init__(message)
         self.exit_code = exit_code  # type: ignore[misc]
         self.stderr = stderr
+        self.stdout = stdout
 
 
 def is_script_target(target: str, script_args: tuple[str, ...] = ()) -> bool:
@@ -102,12 +104,16 @@ def _check_ran(spec: ScriptSpec, survey: ScriptSurvey) -> None:
         return
     not_started = "the advisor had not started measuring"
     if survey.ended == "raised":
-        message = f"{name} raised {survey.error} before any compiled call; {not_started}"
-        raise ScriptFailed(message, survey.exit_code or 1, survey.stderr_tail)
+        code = survey.exit_code or 1
+        message = (
+            f"{name} raised {survey.error} (exit code {code}) before any compiled call; "
+            f"{not_started}"
+        )
+        raise ScriptFailed(message, code, survey.stderr_tail, survey.stdout_tail)
     if survey.ended == "exited":
         code = survey.exit_code or 1
         message = f"{name} exited with code {code} before any compiled call; {not_started}"
-        raise ScriptFailed(message, code, survey.stderr_tail)
+        raise ScriptFailed(message, code, survey.stderr_tail, survey.stdout_tail)
     if survey.ended == "budget":
         raise AdvisorError(
             f"{name} ran past its budget of {survey.wall_s:.0f} s without a compiled call; "

@@ -112,12 +112,16 @@ def _knob(action: Action, ctx: ActionContext, display: Display) -> str | Title:
 
 
 def _fullgraph(action: Action, ctx: ActionContext, display: Display) -> str:
+    # "ran faster" only where it measured faster beyond the noise: the words follow the number
+    faster = action.measurable and (action.saving_ms or 0.0) > 0
     if action.matches_eager is None:
+        ran = "and ran faster " if faster else ""
         return (
-            "Compile with `fullgraph=True`: it compiled and ran faster (measured; its output "
+            f"Compile with `fullgraph=True`: it compiled {ran}(measured; its output "
             "was not compared with eager's, which changes from call to call)"
         )
-    return "Compile with `fullgraph=True`: it compiled, matched eager and ran faster (measured)"
+    ran = ", matched eager and ran faster" if faster else " and matched eager"
+    return f"Compile with `fullgraph=True`: it compiled{ran} (measured)"
 
 
 def _regional(action: Action, ctx: ActionContext, display: Display) -> str:
@@ -328,9 +332,11 @@ _TITLES: dict[str, Callable[[Action, ActionContext, Display], str | Title]] = {
 
 
 def _steps(action: Action, ctx: ActionContext) -> str:
-    if action.step_ms is None or ctx.step_ms is None:
+    """The step before and after, from the same pairing as the saving beside it (the step less
+    the saving): the variant's own median, scaled, can differ from it by more than the saving."""
+    if action.step_ms is None or ctx.step_ms is None or action.saving_ms is None:
         return ""
-    return f": {fmt_ms(ctx.step_ms)} → {fmt_ms(action.step_ms)} ms per call"
+    return f": {fmt_ms(ctx.step_ms)} → {fmt_ms(ctx.step_ms - action.saving_ms)} ms per call"
 
 
 LISTED_FUNCTIONS = 4  # a title names this many functions of each kind, then counts the rest
@@ -384,6 +390,47 @@ def regions_summary(units: tuple[CodeUnit, ...]) -> str:
     return ", ".join(parts) or "its sub-modules"
 
 
+def shared_numerics_note(listed: list[Action]) -> str | None:
+    """One line for the numerics caveat when every listed variant that has one says the same
+    (all rounding, or all within the dtype's tolerance): said once under the actions rather
+    than under each."""
+    noted = [a for a in listed if numerics_note(a)]
+    whys = {_numerics_why(a) for a in noted}
+    if len(whys) != 1:
+        return None
+    diff = max(a.max_abs_diff or 0.0 for a in noted)
+    own = max(a.default_abs_diff or 0.0 for a in noted)
+    return (
+        f"Every compiled variant measured here matches eager: its output differs from eager's "
+        f"by at most {diff:.2g}, the default mode's by {own:.2g}: {whys.pop()}."
+    )
+
+
+def action_label(action: Action, report: Report, display: Display) -> str:
+    """What the action changes, in a few words (a line of what was tried): the title without
+    its numbers."""
+    kind = action.kind.value
+    if kind in TRAINING_LABELS:
+        return TRAINING_LABELS[kind]
+    if kind in ("knob", "setting") and action.knob:
+        return f"`{action.knob}`"
+    if kind == "fullgraph":
+        return "`fullgraph=True`"
+    if kind == "regional":
+        return f"placement: compile only {regions_summary(action.subjects)}"
+    if kind == "disable":
+        units = disabled_summary(action.subjects, display)
+        return f"placement: `torch.compiler.disable` on {units}"
+    if kind == "eager":
+        return f"not compiling `{report.workload.name}`"
+    if kind == "guards":
+        return "`torch.compiler.set_stance(skip_guard_eval_unsafe=True)`"
+    if kind == "patch" and action.patch is not None:
+        where = location(action.where, display) if action.where else "the break"
+        return f"the patch at {where}: {patch_summary(action.patch)}"
+    return action_title_parts(action, report, display).head
+
+
 def numerics_note(action: Action) -> str | None:
     """A measured variant's difference from eager beside the default mode's own."""
     if action.matches_eager is not True or not action.max_abs_diff:
@@ -391,15 +438,17 @@ def numerics_note(action: Action) -> str | None:
     if action.default_abs_diff is None:
         return None
     diff, own = action.max_abs_diff, action.default_abs_diff
-    why = (
-        "the same floating-point rounding"
-        if own and diff <= DEFAULT_DIFF_MULTIPLE * own
-        else "within the dtype's tolerance"
-    )
     return (
         f"its output differs from eager's by at most {diff:.2g}, the default mode's by "
-        f"{own:.2g}: {why}"
+        f"{own:.2g}: {_numerics_why(action)}"
     )
+
+
+def _numerics_why(action: Action) -> str:
+    diff, own = action.max_abs_diff or 0.0, action.default_abs_diff
+    if own and diff <= DEFAULT_DIFF_MULTIPLE * own:
+        return "the same floating-point rounding"
+    return "within the dtype's tolerance"
 
 
 TRAINING_LABELS = {

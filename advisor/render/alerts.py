@@ -22,17 +22,19 @@ def alerts(report: Report, display: Display) -> list[str]:
     if busy:
         out.append(busy)
     out += [note_text(n) for n in report.warnings if n.kind in ALERT_NOTES]
-    for m in report.modes:
-        alert = noise_alert(m, report.settings)
-        if alert:
-            out.append(alert)
-    for w in report.what_ifs:
-        if w.status == "measured" and w.target_met is False:
-            out.append(
-                f"what-if `{w.knob}`: the medians' 95% intervals did not reach the "
-                f"±{report.settings.target_ci * 100:g}% target in {w.rounds} rounds; its measured "
-                "saving is uncertain."
-            )
+    noisy = noise_alert(report.modes, report.settings)
+    if noisy:
+        out.append(noisy)
+    short = [
+        f"`{w.knob}`" for w in report.what_ifs if w.status == "measured" and w.target_met is False
+    ]
+    if short:  # one alert for all of them: the sentence is the same
+        which = "what-if " + _joined(short)
+        out.append(
+            f"{which}: the medians' 95% intervals did not reach the "
+            f"±{report.settings.target_ci * 100:g}% target; "
+            f"{'its' if len(short) == 1 else 'their'} measured saving is uncertain."
+        )
     finding = fullgraph_finding(report, display)
     if finding:
         out.append(finding)
@@ -74,28 +76,15 @@ def busy_machine_alert(report: Report) -> str | None:
     )
 
 
-def noise_alert(mode: ModeResult, settings: Settings) -> str | None:
-    """Why a mode's numbers are uncertain (a wide spread, a median whose interval missed the
-    target), or None when they are not."""
-    lat = mode.latency
-    if lat is None:
-        return None
-    reasons = []
-    spread = lat.relative_iqr
-    if spread is not None and spread > NOISY_SPREAD:
-        reasons.append(f"IQR {fmt_pct(spread)} of its median")
-    contended = lat.contention is not None and lat.contention > CONTENDED_SHARE
-    if contended:
-        reasons.append(
-            f"other processes used {fmt_pct(lat.contention)} of its CPUs while it was timed "
-            "(its interval is not taken as met)"
-        )
-    elif lat.target_met is False:
-        reasons.append(
-            f"its median's 95% interval (±{fmt_pct(lat.relative_ci)} after {lat.n} blocks) "
-            f"missed the ±{settings.target_ci * 100:g}% target"
-        )
-    if not reasons:
+def noise_alert(modes: tuple[ModeResult, ...], settings: Settings) -> str | None:
+    """Why the modes' numbers are uncertain (a wide spread, a median whose interval missed the
+    target), one alert for all of them (said once), or None when none is."""
+    noisy = [
+        f"{MODE_LABELS.get(m.mode, m.mode)} ({' and '.join(reasons)})"
+        for m in modes
+        if (reasons := _noise_reasons(m, settings))
+    ]
+    if not noisy:
         return None
     # measured (reports/benchmarks/adaptive): on a shared 2-core machine, clean_mlp's IQR was
     # 60-115% with torch's default threads and 2-7% with --threads 1
@@ -105,10 +94,37 @@ def noise_alert(mode: ModeResult, settings: Settings) -> str | None:
         if not settings.threads
         else ""
     )
+    what = "is noisy" if len(noisy) == 1 else "are noisy"
+    them = "it" if len(noisy) == 1 else "them"
     return (
-        f"{MODE_LABELS.get(mode.mode, mode.mode)} is noisy: {' and '.join(reasons)}; costs, "
-        f"verdicts and comparisons from it are uncertain.{hint}"
+        f"{_joined(noisy)} {what}; costs, verdicts and comparisons from {them} are uncertain.{hint}"
     )
+
+
+def _noise_reasons(mode: ModeResult, settings: Settings) -> list[str]:
+    lat = mode.latency
+    if lat is None:
+        return []
+    reasons = []
+    spread = lat.relative_iqr
+    if spread is not None and spread > NOISY_SPREAD:
+        reasons.append(f"IQR {fmt_pct(spread)} of its median")
+    contended = lat.contention is not None and lat.contention > CONTENDED_SHARE
+    if contended:
+        reasons.append(
+            f"other processes used {fmt_pct(lat.contention)} of its CPUs while it was timed, "
+            "so its interval is not taken as met"
+        )
+    elif lat.target_met is False:
+        reasons.append(
+            f"its median's 95% interval, ±{fmt_pct(lat.relative_ci)} after {lat.n} blocks, "
+            f"missed the ±{settings.target_ci * 100:g}% target"
+        )
+    return reasons
+
+
+def _joined(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def fullgraph_finding(report: Report, display: Display) -> str | None:

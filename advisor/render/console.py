@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import io
 import shutil
+import sys
 from collections.abc import Collection, Iterable, Sequence
+from typing import TextIO
 
 from rich.box import Box
 from rich.cells import cell_len
@@ -24,14 +26,11 @@ from rich.text import Text
 from advisor.core.model import Report
 from advisor.render.formatting import without_controls
 from advisor.render.ranks import RANK_HEADERS
-from advisor.render.view import (
-    ACTION_HEADERS,
-    BREAK_HEADERS,
-    ReportView,
-    break_rows,
-    build_view,
-)
+from advisor.render.view import BREAK_HEADERS, ReportView, break_rows, build_view
+from advisor.render.view_actions import ActionView
+from advisor.render.view_patches import REDACTED_DIFF
 from advisor.render.view_script import ScriptView
+from advisor.render.wrap import one_line, wrap
 
 # rich's SIMPLE box (no borders, a rule under the header) drawn in ASCII: "─" is not in every
 # terminal's encoding. The space in the rule's crossing keeps a gap between the columns' rules.
@@ -107,23 +106,57 @@ def _lines(first: str, *more: RenderableType | str) -> RenderableType:
     return Group(_text(first), *indented)
 
 
-def _actions_table(view: ReportView) -> _Fitted:
-    """The title first and short; its caveat and numerics note each below it, indented."""
-    return _Fitted(
-        ACTION_HEADERS,
-        (
-            (
-                str(a.rank),
-                _lines(a.title, *(_labelled("-", note) for note in a.notes)),
-                # one part a line: the column is as wide as the widest part, not the whole
-                "\n".join(a.saving_parts),
-                "measured" if a.measured else "estimated",
-                a.breaks,
-            )
-            for a in view.actions
-        ),
-        fixed=(0, 2, 3),
-    )
+class _Wrapped:
+    """Text wrapped to the console's width at spaces only (`render.wrap`): a code span, an
+    identifier or a number is never broken; `first` starts the first line, `rest` the others."""
+
+    def __init__(self, text: str, first: str = "", rest: str | None = None) -> None:
+        self.text, self.first, self.rest = _clean(text), first, rest
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in wrap(self.text, options.max_width, self.first, self.rest):
+            yield Text(line, no_wrap=True, overflow="ignore")
+
+
+def _actions_list(view: ReportView) -> list[RenderableType]:
+    """Each action: its head line (rank, what to do, the saving with its interval and share,
+    measured or estimated), then where, what it removes, and its own caveats, indented."""
+    out: list[RenderableType] = []
+    for a in view.actions:
+        first = f"{a.rank}. "
+        indent = " " * len(first)
+        out.append(_Wrapped(f"{a.title}; {_saving_words(a)}", first))
+        where = "; ".join(
+            part for part in (f"where: {a.where}" if a.where else "", _removes(a)) if part
+        )
+        for line in (where, *a.notes):
+            if line:
+                out.append(_Wrapped(line, indent))
+    return out
+
+
+def _saving_words(a: ActionView) -> str:
+    saving = " ".join(p for p in a.saving_parts if not p.endswith("processes)"))
+    basis = "measured" if a.measured else "estimated"
+    return f"saves {saving}" + ("" if basis in a.title else f", {basis}")
+
+
+def _removes(a: ActionView) -> str:
+    return f"removes {a.removes}" if a.removes else ""
+
+
+def _not_to_do(view: ReportView) -> list[RenderableType]:
+    """What was tried and is not worth it, and what changes compile time only: one line each."""
+    out: list[RenderableType] = []
+    if view.tried:
+        out += [Text(""), _text("Tried, not worth it:")]
+        out += [_Wrapped(f"{t.label}: {t.effect}", "- ") for t in view.tried]
+    if view.numerics_note and (view.actions or view.tried):  # once, for every variant above
+        out += [Text(""), _Wrapped(view.numerics_note)]
+    if view.compile_time:
+        out += [Text(""), _text("Compile time only (nothing saved per call):")]
+        out += [_Wrapped(line, "- ") for line in view.compile_time]
+    return out
 
 
 def _modes_table(view: ReportView) -> _Fitted:
@@ -192,11 +225,11 @@ def _head(v: ReportView) -> list[RenderableType]:
             _text("INCOMPLETE: the run was interrupted; only what was measured so far is here.")
         )
     out += _script_head(v.script) if v.script is not None else []
-    out += [_labelled("WARNING:", a) for a in v.alerts]
     if v.headline:
-        out += [Text(""), _text(v.headline)]
+        out += [Text(""), _Wrapped(v.headline)]
     if v.actions:
-        out += [Text(""), _text("What to do first:"), _actions_table(v)]
+        out += [Text(""), _text("What to do first:"), *_actions_list(v)]
+    out += _not_to_do(v)
     out += [Text(""), _modes_table(v)]
     if v.rank_rows:
         out += [Text(""), _text("Ranks:"), _Fitted(RANK_HEADERS, v.rank_rows)]
@@ -243,8 +276,26 @@ def _body(report: Report, v: ReportView) -> list[RenderableType]:
         out += [Padding(_text(f"{r[0]} {r[1]}: {r[2]}"), (0, 0, 0, 2)) for r in v.recompile_rows]
     if v.coverage:
         out += [Text(""), _text(f"Attribution coverage: {v.coverage}")]
-    out += [_labelled("warning:", w) for w in v.warnings]
-    return out
+    return out + _notes(v)
+
+
+def _notes(v: ReportView) -> list[RenderableType]:
+    """The warnings about noise, the machine and the run, grouped at the end, one line each
+    (cut at a space: report.md has the whole text)."""
+    if not v.alerts and not v.warnings:
+        return []
+    out: list[RenderableType] = [Text(""), _text("Notes (whole in report.md):")]
+    return out + [_OneLine(f"{text}") for text in (*v.alerts, *v.warnings)]
+
+
+class _OneLine:
+    """A note on one line of the console, cut at a space with "…" where it is longer."""
+
+    def __init__(self, text: str) -> None:
+        self.text = _clean(text)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(one_line(self.text, options.max_width, "- "), no_wrap=True, overflow="ignore")
 
 
 def _patches(v: ReportView) -> list[RenderableType]:
@@ -255,7 +306,8 @@ def _patches(v: ReportView) -> list[RenderableType]:
         out += [Text(""), _text(f"Patch {p.name}: {p.label}"), _labelled("-", p.outcome)]
         if p.caveat:
             out.append(_labelled("-", p.caveat))
-        out.append(Padding(_text(p.diff.rstrip("\n")), (0, 0, 0, NOTE_INDENT)))
+        diff = p.diff.rstrip("\n") or f"({REDACTED_DIFF})"
+        out.append(Padding(_text(diff), (0, 0, 0, NOTE_INDENT)))
     return out
 
 
@@ -288,3 +340,39 @@ def render_text(report: Report, width: int | None = None) -> str:
     # rich pads each table line to the table's width: trailing spaces only
     lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
     return without_controls("\n".join(lines))
+
+
+# Emphasis on a terminal only: the section titles, the actions' numbers, code spans, losses.
+_EMPHASIS = (
+    (r"(?m)^(What to do first|Tried, not worth it|Compile time only[^\n]*|Graph breaks[^\n]*"
+     r"|Notes[^\n]*|Recompiles[^\n]*):$", "bold"),
+    (r"(?m)^\d+\. ", "bold green"),
+    (r"`[^`\n]+`", "cyan"),
+    (r"\bslower: [^\n,;]+", "red"),
+)  # fmt: skip
+
+
+def print_summary(report: Report, file: TextIO | None = None) -> None:
+    """The summary on stdout: plain where stdout is not a terminal (a file, a pipe, CI's log),
+    with colour and emphasis on one. The text and its line breaks are the same either way."""
+    out = file or sys.stdout
+    text = render_text(report)
+    if not out.isatty():
+        print(text, file=out)
+        return
+    styled = Text(text)
+    for pattern, style in _EMPHASIS:
+        styled.highlight_regex(pattern, style)
+    if (headline := _headline_span(text)) is not None:
+        styled.stylize("bold", *headline)
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    console.print(styled)
+
+
+def _headline_span(text: str) -> tuple[int, int] | None:
+    """Where the headline paragraph is: the first that starts "compile is"."""
+    start = text.find("\n\ncompile is ")
+    if start < 0:
+        return None
+    end = text.find("\n\n", start + 2)
+    return start + 2, end if end >= 0 else len(text)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
+
 import matplotlib.pyplot as plt
 
-from advisor.core.model import Report
+from advisor.core.model import ActionOutcome, Report, Segment
 from advisor.render import prose
+from advisor.render.formatting import without_controls
 from advisor.render.view import MODE_LABELS, displayer
 
 _SEGMENT_COLOURS = {
@@ -121,28 +124,61 @@ def timeline_figure(report: Report) -> bytes | None:
     if not calls:
         return None
     call = sorted(calls, key=lambda c: c.total_us)[len(calls) // 2]
-    fig, ax = plt.subplots(figsize=(9, 1.9))
+    marked = _marked_breaks(report)
+    fig, ax = plt.subplots(figsize=(9, 1.6))
     for seg in call.segments:
+        mine = seg.break_id is not None and seg.break_id in marked
         ax.barh(
             0,
             seg.duration_us,
             left=seg.start_us,
             height=0.6,
             color=_SEGMENT_COLOURS.get(seg.kind, "#cccccc"),
-            edgecolor="white",
-            linewidth=0.4,
+            edgecolor="black" if mine else "white",
+            linewidth=1.2 if mine else 0.4,
+            hatch="//" if mine else None,
         )
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in _SEGMENT_COLOURS.values()]
-    ax.legend(
-        handles,
-        [_LEGEND[k] for k in _SEGMENT_COLOURS],
-        ncol=6,
+    _label_marked(ax, call.segments, marked)
+    ax.set_ylim(-0.45, 0.8 if marked else 0.45)  # room inside the axes for the break's label
+    shown = [k for k in _SEGMENT_COLOURS if any(seg.kind == k for seg in call.segments)]
+    ax.legend(  # only the kinds this call has: one row under the axis
+        [plt.Rectangle((0, 0), 1, 1, color=_SEGMENT_COLOURS[k]) for k in shown],
+        [_LEGEND[k] for k in shown],
+        ncol=max(len(shown), 1),
         fontsize=7,
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.45),
+        bbox_to_anchor=(0.5, -0.5),
         frameon=False,
     )
     ax.set_yticks([])
     ax.set_xlabel("µs from the start of the call (the median profiled call, attributed times)")
     ax.set_title(f"One call, segment by segment ({call.total_us:.0f} µs)")
     return png(fig)
+
+
+def _marked_breaks(report: Report) -> dict[str, str]:
+    """The breaks the first action removes (the costliest break where no action does), each
+    with its label: the id and its line."""
+    first = next((a for a in report.actions if a.outcome == ActionOutcome.DO and a.breaks), None)
+    ids = first.breaks if first else tuple(b.id for b in report.breaks[:1])
+    display = displayer(report)
+    out = {}
+    for b in ids:
+        entry = report.entry(b)
+        if entry is not None:
+            # a file name is the user's text: no control character reaches the font
+            out[b] = without_controls(
+                f"{b} {display(entry.site.where.file)}:{entry.site.where.line}"
+            )
+    return out
+
+
+def _label_marked(ax: Any, segments: tuple[Segment, ...], marked: dict[str, str]) -> None:
+    """Name each marked break once, above its first gap in the call."""
+    seen: set[str] = set()
+    for seg in segments:
+        if seg.break_id in marked and seg.break_id not in seen:
+            seen.add(seg.break_id)
+            x = seg.start_us + seg.duration_us / 2
+            ax.annotate(marked[seg.break_id], (x, 0.3), xytext=(x, 0.6), fontsize=7,
+                        ha="center", arrowprops={"arrowstyle": "-", "lw": 0.6})  # fmt: skip

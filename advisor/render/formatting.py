@@ -6,16 +6,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
-from advisor.core.model import Location
+from advisor.core.model import Location, Report
+from advisor.core.paths import common_folder, display_path
 
-Display = Callable[[str | None], str]  # a path as the report shows it (see `view.displayer`)
+Display = Callable[[str | None], str]  # a path as the report shows it (see `displayer`)
 
 MODE_LABELS = {
     "eager": "eager",
     "default": "compile (default)",
     "fullgraph": "compile (fullgraph=True)",
 }
+
+
+def displayer(report: Report) -> Display:
+    """Paths as the report shows them: relative to the folder of the files its breaks and
+    graphs are in."""
+    files = [s.where.file for s in report.sites] + [g.file for g in report.graphs]
+    return partial(display_path, base=common_folder(files))
 
 
 def location(loc: Location | None, display: Display) -> str:

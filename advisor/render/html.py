@@ -10,7 +10,9 @@ from advisor.core.model import Report
 from advisor.render import figures
 from advisor.render.ranks import RANK_HEADERS
 from advisor.render.templates import environment
-from advisor.render.view import ACTION_HEADERS, BREAK_HEADERS, action_rows, break_rows, build_view
+from advisor.render.view import BREAK_HEADERS, break_rows, build_view
+from advisor.render.view_actions import ACTION_HEADERS, action_rows
+from advisor.render.view_patches import REDACTED_DIFF
 from advisor.render.view_script import SCRIPT_HEADERS
 
 
@@ -24,11 +26,12 @@ def render_html(report: Report) -> str:
     return template.render(
         v=view,
         action_headers=ACTION_HEADERS,
-        action_rows=action_rows(view),
+        action_rows=action_rows(view.actions),
         break_headers=BREAK_HEADERS,
         break_rows=break_rows(view),
         rank_headers=RANK_HEADERS,
         script_headers=SCRIPT_HEADERS,
+        redacted_diff=REDACTED_DIFF,
         figures={
             "latency": _b64(figures.latency_figure(report)),
             "breaks": _b64(figures.break_cost_figure(report)),

@@ -27,6 +27,7 @@ def render_json(report: Report) -> str:
     data = to_jsonable(report)
     display = displayer(report)
     view = build_view(report)
+    data["headline"] = view.headline
     data["alerts"] = list(view.alerts)
     data["warning_texts"] = list(view.warnings)
     data["breaks"] = [

@@ -10,14 +10,9 @@ from advisor.core.model import Report
 from advisor.render.formatting import without_controls
 from advisor.render.ranks import RANK_HEADERS
 from advisor.render.templates import BACKTICKS, environment, md_cell
-from advisor.render.view import (
-    ACTION_HEADERS,
-    BREAK_HEADERS,
-    ReportView,
-    action_rows,
-    break_rows,
-    build_view,
-)
+from advisor.render.view import BREAK_HEADERS, ReportView, break_rows, build_view
+from advisor.render.view_actions import ACTION_HEADERS, action_rows
+from advisor.render.view_patches import REDACTED_DIFF
 from advisor.render.view_script import SCRIPT_HEADERS
 
 
@@ -47,7 +42,7 @@ def _tails(v: ReportView) -> dict[str, str]:
 
 def _tables(v: ReportView) -> dict[str, str]:
     return {
-        "actions": md_table(ACTION_HEADERS, action_rows(v)),
+        "actions": md_table(ACTION_HEADERS, action_rows(v.actions)),
         "modes": md_table(v.mode_headers, v.mode_rows),
         "ledger": md_table(("part", "ms/call", "share of the step"), v.ledger_rows),
         "breaks": md_table(BREAK_HEADERS, break_rows(v)),
@@ -68,5 +63,8 @@ def _tables(v: ReportView) -> dict[str, str]:
 def render_markdown(report: Report) -> str:
     view = build_view(report)
     template = environment().get_template("report.md.j2")
-    diffs = [md_fenced(p.diff.rstrip("\n"), "diff") for p in view.patches]
+    diffs = [
+        md_fenced(p.diff.rstrip("\n"), "diff") if p.diff else f"({REDACTED_DIFF})"
+        for p in view.patches
+    ]
     return template.render(v=view, tables=_tables(view), tails=_tails(view), diffs=diffs)

@@ -5,6 +5,7 @@ fields, never dropped."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from advisor.core.model import Note
@@ -171,3 +172,30 @@ def note_text(note: Note) -> str:
 
 def known_kinds() -> frozenset[str]:
     return frozenset(_TEXT)
+
+
+# Where a note's repeated tail may start: after a clause ends.
+_CLAUSE = re.compile(r"(?:: |; )")
+MIN_SHARED_TAIL = 30  # a shorter shared ending is not worth folding
+
+
+def notes_text(notes: tuple[Note, ...]) -> list[str]:
+    """The sentences for the notes, each said once: notes of one kind that end alike (the same
+    advice after each subject) are one line, their own parts first and the shared ending once."""
+    out: list[str] = []
+    by_kind: dict[str, list[str]] = {}
+    for note in notes:
+        by_kind.setdefault(note.kind, []).append(note_text(note))
+    for texts in by_kind.values():
+        out += _folded(texts)
+    return out
+
+
+def _folded(texts: list[str]) -> list[str]:
+    """`A: tail`, `B: tail` as `A; B: tail`; texts with no shared ending stay apart."""
+    first = texts[0]
+    for cut in (m.start() for m in _CLAUSE.finditer(first)):
+        tail = first[cut:]
+        if len(texts) > 1 and len(tail) >= MIN_SHARED_TAIL and all(t.endswith(tail) for t in texts):
+            return ["; ".join(t[: -len(tail)] for t in texts) + tail]
+    return texts

@@ -39,7 +39,9 @@ def check_patch_dir(folder: Path) -> None:
 def write_patches(report: Report, folder: Path) -> list[WrittenPatch]:
     """Every patch of the report into `folder` (made if missing)."""
     patched = [
-        w.patch for w in report.what_ifs if w.kind == WhatIfKind.PATCH and w.patch is not None
+        w.patch
+        for w in report.what_ifs
+        if w.kind == WhatIfKind.PATCH and w.patch is not None and not w.patch.redacted
     ]
     if not patched:
         return []

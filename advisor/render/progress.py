@@ -2,9 +2,10 @@
 
 The measuring side reports each stage it begins as one message (a `Callable[[str], None]`);
 `Progress` is that callable. On a terminal it keeps one live line at the bottom: the current
-stage and the time since the run began, and each stage that ends stays printed above it with its
-duration. Anywhere else (a pipe, a CI log, the tests) and with `live=False` (`--quiet`), it prints
-the plain `advisor: <message>` lines, one a stage, as it always has: what reads them keeps working.
+stage, the time since the run began and, while the waves run, about how long is left; each
+stage that ends stays printed above it with its duration. Anywhere else (a pipe, a CI log,
+the tests) and with `live=False` (`--quiet`), it prints the plain `advisor: <message>` lines,
+one a stage, as it always has: what reads them keeps working.
 
 The live line is written to a duplicate of the terminal's file descriptor taken at the start,
 not to `sys.stderr`: while profiling, the measuring side points descriptor 2 at a file to filter
@@ -18,6 +19,7 @@ width as the window is resized.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -28,6 +30,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+# a stage that is one wave of the replicated protocol ("wave 2 of 4: 9 arms, ...")
+WAVE = re.compile(r"\bwave (\d+) of (\d+)\b")
 REFRESH_PER_SECOND = 2  # the elapsed time shows whole seconds: two redraws a second keep it live
 
 
@@ -65,6 +69,7 @@ class Progress:
         self._started = clock()
         self._lock = threading.Lock()
         self._stage: tuple[str, float] | None = None  # the current message and when it began
+        self._waves: list[float] = []  # how long each wave that ended took, seconds
         self._terminal = _terminal_of(stream or sys.stderr) if live else None
         self._live: Live | None = None
         if self._terminal is not None:
@@ -100,8 +105,10 @@ class Progress:
             live.start()  # once: a started Live ignores it
             live.refresh()
             if ended is not None:
-                took = duration(self._clock() - ended[1])
-                live.console.print(Text(f"advisor: {ended[0]} {ended_as} {took}"))
+                seconds = self._clock() - ended[1]
+                if WAVE.search(ended[0]):
+                    self._waves.append(seconds)
+                live.console.print(Text(f"advisor: {ended[0]} {ended_as} {duration(seconds)}"))
 
     def _line(self) -> Text:
         """The live line, drawn by rich's refresh thread. It reads the stage without the lock:
@@ -109,10 +116,23 @@ class Progress:
         stage = self._stage
         if stage is None:
             return Text("")
-        elapsed = duration(self._clock() - self._started)
-        line = f"advisor: {stage[0]} ({elapsed} into the run)"
+        now = self._clock()
+        elapsed = duration(now - self._started)
+        left = self._time_left(stage, now)
+        line = f"advisor: {stage[0]} ({elapsed} into the run{left})"
         # one line, cut at the edge: rich redraws a live line in place, not a wrapped one
         return Text(line, no_wrap=True, overflow="ellipsis")
+
+    def _time_left(self, stage: tuple[str, float], now: float) -> str:
+        """ ", about M:SS left" while the waves run: the waves still to come at the mean length
+        of those done (a wave that adds processes for an unsettled saving can run longer)."""
+        wave = WAVE.search(stage[0])
+        if wave is None or not self._waves:
+            return ""
+        number, total = int(wave.group(1)), int(wave.group(2))
+        mean = sum(self._waves) / len(self._waves)
+        left = mean * (total - number) + max(mean - (now - stage[1]), 0.0)
+        return f", about {duration(left)} left"
 
     def close(self, completed: bool = True) -> None:
         """End the live line; the last stage's line says `done` only for a run that completed

@@ -10,7 +10,7 @@ wherever it is re-rendered.
 
 from __future__ import annotations
 
-from advisor.core.kinds import Verdict, WhatIfKind
+from advisor.core.kinds import ActionOutcome, Verdict, WhatIfKind
 from advisor.core.model import (
     TRAINING_PLACEMENTS,
     Action,
@@ -25,6 +25,7 @@ from advisor.core.model import (
 from advisor.judge.numerics import what_if_accepted
 from advisor.render import actions
 from advisor.render.formatting import Display as Display
+from advisor.render.formatting import displayer
 from advisor.render.formatting import fmt_ms as _ms
 from advisor.render.formatting import fmt_num as _num
 from advisor.render.formatting import fmt_pct as _pct
@@ -330,11 +331,14 @@ def action_title(action: Action, report: Report, display: Display) -> str:
     return f"{title} ({note})" if note else title
 
 
-def action_parts(action: Action, report: Report, display: Display) -> tuple[str, tuple[str, ...]]:
+def action_parts(
+    action: Action, report: Report, display: Display, numerics_shared: bool = False
+) -> tuple[str, tuple[str, ...]]:
     """`action_title` in its parts: the short title, then its caveat and its numerics note,
-    which the console shows each on a line of its own."""
+    which the console shows each on a line of its own (the numerics note left out where one
+    line under the actions says it for all: `numerics_shared`)."""
     title = actions.action_title_parts(action, report, display)
-    notes = (title.caveat, actions.numerics_note(action))
+    notes = (title.caveat, None if numerics_shared else actions.numerics_note(action))
     return title.head, tuple(n for n in notes if n)
 
 
@@ -367,30 +371,39 @@ def headline(report: Report) -> str | None:
             f"{shown} measured {ledger.measured_all_fixed_ms:.3f} ms "
             f"({eager.latency.median_ms / ledger.measured_all_fixed_ms:.2f}x of eager)"
         )
-    if report.actions:
-        parts.append("do #1 first")
+    parts.append(_what_first(report))
     unsettled = _unsettled_lead(report)
     if unsettled:
         parts.append(unsettled)
     return "; ".join(parts)
 
 
+def _what_first(report: Report) -> str:
+    """ "do #1 first" only where #1 saves time per call; else that there is nothing to do."""
+    if any(a.outcome == ActionOutcome.DO for a in report.actions):
+        return "do #1 first"
+    tried = any(
+        a.outcome in (ActionOutcome.SLOWER, ActionOutcome.NO_EFFECT) for a in report.actions
+    )
+    return "nothing to do: no change " + ("tried here " if tried else "") + "saves time per call"
+
+
 def _unsettled_lead(report: Report) -> str | None:
     """The measured change that would lead if its saving held, which the runs judged cannot
-    tell from zero (`Action.runs_to_settle`): the largest such saving, with its row."""
+    tell from zero (`Action.runs_to_settle`): the largest such saving, named."""
     step = report.ledger.step_ms if report.ledger else None
     found = [
-        (a.saving_ms, rank, a.runs_to_settle)
-        for rank, a in enumerate(report.actions, 1)
+        (a.saving_ms, i, a) for i, a in enumerate(report.actions)
         if a.runs_to_settle is not None and a.saving_ms is not None
-    ]
+    ]  # fmt: skip
     if not found or not step:
         return None
-    saving, rank, runs = max(found)
+    saving, _, action = max(found)
     judged = "one run" if report.settings.runs <= 1 else f"{report.settings.runs} runs"
+    label = actions.action_label(action, report, displayer(report))
     return (
-        f"#{rank} may save {_pct(saving / step)} of the step, which {judged} cannot tell from zero "
-        f"(about {runs} runs judged together would)"
+        f"{label} may save {_pct(saving / step)} of the step, which {judged} cannot tell from "
+        f"zero (about {action.runs_to_settle} runs judged together would)"
     )
 
 

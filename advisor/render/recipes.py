@@ -6,7 +6,7 @@ frame runs in eager.
 from __future__ import annotations
 
 from advisor.core.kinds import WhatIfKind
-from advisor.core.model import BreakEntry, BreakSite, Report
+from advisor.core.model import BreakEntry, BreakSite, Report, WhatIf
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import skipped_in_loop
 from advisor.render.formatting import Display, fmt_ms, location
@@ -193,6 +193,16 @@ def _reached(site: BreakSite, display: Display) -> str:
     return f", reached from {location(reached, display)} (`{reached.code or '?'}`)"
 
 
+def _what_patch_does(w: WhatIf) -> str:
+    return patch_summary(w.patch) if w.patch is not None else "a rewrite of the line"
+
+
+def _where_the_diff_is(w: WhatIf) -> str:
+    if w.patch is not None and w.patch.redacted:
+        return "(a run without --redact shows the diff)"
+    return "(report.md shows the diff)"
+
+
 def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
     decision = entry.decision
     w = report.what_if(entry.what_if_knob)
@@ -200,9 +210,9 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
         return ""
     if decision.basis == "measured" and w.kind == WhatIfKind.PATCH and not w.deletes_call:
         return (
-            f"\nMeasured here: the patch ({patch_summary(w.patch)}) removes this break "
+            f"\nMeasured here: the patch ({_what_patch_does(w)}) removes this break "
             f"and saves {fmt_ms(w.saving_ms)} ms per call with outputs matching eager: apply it "
-            "(report.md shows the diff)."
+            f"{_where_the_diff_is(w)}."
         )
     if decision.basis == "measured" and w.deletes_call:
         call = w.patch.names[0] if w.patch and w.patch.names else w.knob.split(":", 1)[1]

@@ -135,10 +135,16 @@ def render_files(report: Report) -> dict[str, str]:
 
 
 def save_report(report: Report, out_dir: Path, measurements: Measurements | None = None) -> Path:
-    """Write a report folder (with measurements.json when the measurements are given); an
-    existing file there is an error, never overwritten."""
-    files = render_files(report)
+    """Write a report folder (with measurements.json when the measurements are given, written
+    first, so a failure in rendering keeps them); an existing file there is an error, never
+    overwritten."""
     if measurements is not None:
-        files[MEASUREMENTS_FILE] = measurements_to_json(measurements)
-    write_files(out_dir, files)
+        save_measurements(measurements, out_dir)
+    write_files(out_dir, render_files(report))
     return out_dir
+
+
+def save_measurements(measurements: Measurements, out_dir: Path) -> Path:
+    """measurements.json alone, before anything is judged or rendered from it."""
+    write_files(out_dir, {MEASUREMENTS_FILE: measurements_to_json(measurements)})
+    return out_dir / MEASUREMENTS_FILE

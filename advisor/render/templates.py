@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 import jinja2
+import markupsafe
 
 from advisor.render.formatting import without_controls
 
@@ -102,6 +103,16 @@ def md_block(value: object) -> str:
     )
 
 
+def html_codes(value: object) -> markupsafe.Markup:
+    """Text for HTML, escaped, with each code span (`x`) shown as <code>x</code>."""
+    return markupsafe.Markup("").join(
+        markupsafe.Markup("<code>{}</code>").format(chunk.strip("`").strip())
+        if is_code
+        else markupsafe.escape(chunk)
+        for chunk, is_code in code_spans(str(value))
+    )
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -113,6 +124,7 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = md_escape
+    env.filters["codes"] = html_codes
     env.filters["md_code"] = md_code
     env.filters["md_block"] = md_block
     return env

@@ -9,15 +9,22 @@ package-relative for installed code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
 
-from advisor.core.model import Action, LatencyStats, ModeResult, Report
-from advisor.core.paths import common_folder, display_path
+from advisor.core.model import LatencyStats, ModeResult, Report
 from advisor.render import prose, ranks
-from advisor.render.alerts import alerts
-from advisor.render.formatting import MODE_LABELS, Display, fmt_bytes, fmt_ms, fmt_pct, fmt_s
+from advisor.render.alerts import ALERT_NOTES, alerts
+from advisor.render.formatting import (
+    MODE_LABELS,
+    Display,
+    displayer,
+    fmt_bytes,
+    fmt_ms,
+    fmt_pct,
+    fmt_s,
+)
 from advisor.render.harness_text import harness_text
-from advisor.render.notes import note_text
+from advisor.render.notes import notes_text
+from advisor.render.view_actions import ActionView, TriedView, action_views
 from advisor.render.view_breaks import BreakView, break_view
 from advisor.render.view_patches import PatchView, patch_views
 from advisor.render.view_script import ScriptView, script_view
@@ -33,27 +40,6 @@ MEMORY_METHODS = {
 
 
 @dataclass(frozen=True)
-class ActionView:
-    """One action. `title` is what to do, short; `notes` are its caveat and numerics remark.
-    The console shows the notes on lines of their own, Markdown and HTML in the title's cell
-    (`full_title`). The saving is in parts (value, interval, share of the step) for the same
-    reason: a narrow column breaks it between them."""
-
-    rank: int
-    title: str
-    kind: str
-    saving_parts: tuple[str, ...]
-    measured: bool
-    breaks: str
-    notes: tuple[str, ...] = ()
-    full_title: str = ""
-
-    @property
-    def saving(self) -> str:
-        return " ".join(self.saving_parts)
-
-
-@dataclass(frozen=True)
 class ReportView:
     title: str
     target: str
@@ -66,7 +52,7 @@ class ReportView:
     mode_headers: tuple[str, ...]
     mode_rows: tuple[tuple[str, ...], ...]
     memory_note: str
-    actions: tuple[ActionView, ...]
+    actions: tuple[ActionView, ...]  # only what saves time per call (`ActionOutcome.DO`)
     ledger_rows: tuple[tuple[str, str, str], ...]
     ledger_note: str | None
     breaks: tuple[BreakView, ...]
@@ -84,6 +70,11 @@ class ReportView:
     splits: tuple[str, ...] = ()  # graphs split on purpose (DDP's optimizer)
     script: ScriptView | None = None  # a script target: its survey (None: not a script)
     patches: tuple[PatchView, ...] = ()  # patches generated for breaks in the user's code
+    tried: tuple[TriedView, ...] = ()  # measured, and not worth it: slower or no effect
+    compile_time: tuple[str, ...] = ()  # what changes compile time only
+    # the numerics caveat every compiled variant shares (they all match eager within rounding),
+    # said once under the actions instead of under each
+    numerics_note: str | None = None
 
 
 BREAK_HEADERS = (
@@ -113,11 +104,6 @@ MODE_HEADERS = (
 )
 
 
-def displayer(report: Report) -> Display:
-    files = [s.where.file for s in report.sites] + [g.file for g in report.graphs]
-    return partial(display_path, base=common_folder(files))
-
-
 def build_view(report: Report) -> ReportView:
     display = displayer(report)
     wl = report.workload
@@ -135,7 +121,7 @@ def build_view(report: Report) -> ReportView:
         mode_headers=MODE_HEADERS,
         mode_rows=tuple(_mode_row(report, m) for m in report.modes),
         memory_note=_memory_note(report),
-        actions=tuple(_action_view(i, a, report, display) for i, a in enumerate(report.actions, 1)),
+        **action_views(report, display),
         ledger_rows=_ledger_rows(report),
         ledger_note=prose.ledger_note(report.ledger) if report.ledger else None,
         breaks=tuple(break_view(i, b, report, display) for i, b in enumerate(report.breaks, 1)),
@@ -147,7 +133,8 @@ def build_view(report: Report) -> ReportView:
         segment_rows=tuple(
             (label, f"{us:.1f}", fmt_pct(share)) for label, us, share in segment_summary(report)
         ),
-        warnings=tuple(note_text(n) for n in report.warnings),
+        # each said once: a note shown as an alert is not repeated, notes of one kind folded
+        warnings=tuple(notes_text(tuple(n for n in report.warnings if n.kind not in ALERT_NOTES))),
         what_ifs=tuple(
             prose.what_if_line(w, training=report.training is not None) for w in report.what_ifs
         ),
@@ -262,53 +249,6 @@ def _blocks(lat: LatencyStats) -> str:
     """The timed blocks; replicated, as processes x rounds (the fewest of any process)."""
     rep = lat.replication
     return f"{rep.processes}x{rep.rounds}" if rep is not None else str(lat.n)
-
-
-def _action_view(rank: int, action: Action, report: Report, display: Display) -> ActionView:
-    title, notes = prose.action_parts(action, report, display)
-    return ActionView(
-        rank,
-        title,
-        action.kind,
-        _saving_parts(action, report),
-        action.measured,
-        ", ".join(action.breaks),
-        notes,
-        prose.action_title(action, report, display),
-    )
-
-
-def _saving_parts(action: Action, report: Report) -> tuple[str, ...]:
-    if action.saving_ms is None:
-        return (f"compile time {fmt_s(action.compile_s)} s",) if action.compile_s else ("-",)
-    step = report.ledger.step_ms if report.ledger else None
-    if not action.measurable:
-        return (_no_effect_text(action, step),)
-    parts = [f"{fmt_ms(action.saving_ms)} ms/call"]
-    if action.saving_ci_ms:
-        low, high = action.saving_ci_ms
-        parts.append(f"[{fmt_ms(low)}, {fmt_ms(high)}]")
-    if report.ledger and report.ledger.step_ms:
-        parts.append(f"({fmt_pct(action.saving_ms / report.ledger.step_ms)} of the step)")
-    if action.processes:
-        parts.append(f"({action.processes} processes)")
-    return tuple(parts)
-
-
-def _no_effect_text(action: Action, step_ms: float | None) -> str:
-    """ "no measurable effect (+-x%)": the interval's half-width, as a share of the step."""
-    if not action.saving_ci_ms or not step_ms:
-        return "no measurable effect"
-    low, high = action.saving_ci_ms
-    if high < 0 and action.saving_ms is not None:  # a rerun would find it slower too
-        return f"slower: {fmt_pct(-action.saving_ms / step_ms)} more per call"
-    text = f"no measurable effect (+-{fmt_pct((high - low) / 2 / step_ms)})"
-    if action.runs_to_settle is None or action.saving_ms is None:
-        return text
-    return (
-        f"{text}; may save {fmt_pct(action.saving_ms / step_ms)}: about "
-        f"{action.runs_to_settle} runs judged together would tell"
-    )
 
 
 _TERM_LABELS = {
@@ -431,13 +371,3 @@ def break_rows(view: ReportView) -> list[tuple[str, ...]]:
         )
         for b in view.breaks
     ]
-
-
-def action_rows(view: ReportView) -> list[tuple[str, ...]]:
-    return [
-        (str(a.rank), a.full_title, a.saving, "measured" if a.measured else "estimated", a.breaks)
-        for a in view.actions
-    ]
-
-
-ACTION_HEADERS = ("#", "what to do", "saving", "basis", "removes")

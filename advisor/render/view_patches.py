@@ -28,7 +28,7 @@ class PatchView:
     label: str  # what it does, where
     outcome: str  # the what-if line: measured saving, no effect, changed output, failed
     caveat: str | None  # what it changes that comparing outputs cannot show
-    diff: str  # unified diff with its header
+    diff: str  # unified diff with its header; "" where --redact removed the patch's text
     patch: Patch  # the record it shows (a patch action names the same one)
 
 
@@ -46,9 +46,13 @@ def _view(index: int, w: WhatIf, display: Display) -> PatchView:
         label=label,
         outcome=prose.what_if_line(w).removeprefix(f"{label}: "),
         caveat=patch_caveat(patch),
-        diff=unified_diff(patch, display(patch.file)),
+        diff="" if patch.redacted else unified_diff(patch, display(patch.file)),
         patch=patch,
     )
+
+
+# What a redacted report shows where the diff would be.
+REDACTED_DIFF = "the diff is left out: --redact removes source text (a run without it shows it)"
 
 
 def patch_file_name(index: int, patch: Patch) -> str:

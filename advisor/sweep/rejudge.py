@@ -1,10 +1,11 @@
 """`advisor sweep --rejudge FOLDER`: judge every target of a saved sweep again from its
 `NAME/measurements.json`, into a new folder, without measuring (and without torch).
 
-The new folder gets each re-judged target's report files (`report_io.save_report`: report.json,
-.md, .html, trace.json and the measurements), a copy of index.json naming them, and the zoo
-report. Nothing is overwritten and the saved sweep is only read. A target without measurements
-keeps its index status (a finished one shows as missing, with why).
+The new folder gets each re-judged target's measurements (written first, so a judging or
+rendering failure keeps them) and report files (report.json, .md, .html, trace.json), a copy of
+index.json naming them, and the zoo report. Nothing is overwritten and the saved sweep is only
+read. A target without measurements keeps its index status (a finished one shows as missing,
+with why).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -139,12 +141,17 @@ def rejudge_target(
     settings = measurements.settings
     if ignore_share is not None:
         settings = dataclasses.replace(settings, ignore_share=ignore_share)
+    report_io.save_measurements(measurements, out / name)  # kept whatever fails below
     try:  # an interrupted run is judged as `advisor run` judged it: what can be
         report = (judge_partial if measurements.incomplete else judge)(measurements, settings)
-    except Exception as exc:  # a judging bug in one target must not lose the others
-        why = f"re-judging raised {type(exc).__name__}: {first_line(exc)}"
+        report_io.write_files(out / name, report_io.render_files(report))
+    except Exception as exc:  # a judging or rendering bug in one target must not lose the others
+        why = (
+            f"re-judging raised {type(exc).__name__}: {first_line(exc)} "
+            f"(its measurements are saved: run advisor judge {shlex.quote(str(out / name))} "
+            "to render them again)"
+        )
         return _not_rejudged(record, why, True)
-    report_io.save_report(report, out / name, measurements)
     return TargetOutcome({**record, "report": f"{name}/report.json"}, report, True)
 
 
