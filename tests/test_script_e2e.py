@@ -143,7 +143,11 @@ def test_a_training_loop_fed_by_dataloader_workers_is_measured_in_arm_workers(
     ]
     proc = run_cli(*args, "--", "--epochs", "40", env=env)
     assert proc.returncode == 0, proc.stderr
+    # what the script prints, in the survey, the profile process and every arm's worker, stays
+    # out of the advisor's terminal (the survey keeps its tail in the report)
+    assert "TRAIN-LOADER BANNER" not in proc.stderr + proc.stdout
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert "TRAIN-LOADER BANNER" in report["script"]["stderr_tail"]
     script = report["script"]
     assert script["unit"] == "iteration" and script["argv"] == ["--epochs", "40"]
     hot = script["callables"][script["measured"]]

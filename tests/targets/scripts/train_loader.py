@@ -2,6 +2,7 @@
 argparse flags; the advisor times one iteration of it (from one forward to the next)."""
 
 import argparse
+import sys
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -9,6 +10,8 @@ from torch.utils.data import DataLoader, TensorDataset
 parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", type=int, default=40)
 args = parser.parse_args()
+# a banner on stderr, as a training framework prints one in every process that runs the script
+print("TRAIN-LOADER BANNER: starting", file=sys.stderr)
 
 
 class Net(torch.nn.Module):
