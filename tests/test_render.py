@@ -144,8 +144,8 @@ def test_missed_target_is_an_alert_in_every_rendering() -> None:
 
     report = _missed_target_report()
     alert = (
-        "compile (default) (its median's 95% interval, ±20.0% after 40 blocks, missed the ±2% "
-        "target) is noisy; costs, verdicts and comparisons from it are uncertain."
+        "noisy: compile (default) (its median's 95% interval, ±20.0% after 40 blocks, missed "
+        "the ±2% target); costs, verdicts and comparisons from it are uncertain."
     )
     # the console: one line among the notes at the end (cut at a space where the console is
     # narrower than it; report.md has the whole)

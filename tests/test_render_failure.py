@@ -34,6 +34,7 @@ from advisor.core.redact import redact, redact_measurements
 from advisor.judge import judge, judge_partial
 from advisor.render import report_io
 from advisor.render.console import render_text
+from advisor.render.view import build_view
 from advisor.render.view_patches import REDACTED_DIFF
 from tests.support.reports import FILE, full_report
 from tests.test_advise import what_if as measured_what_if
@@ -307,3 +308,25 @@ def test_any_choice_of_optional_parts_renders(name: str) -> None:
         every_format(redact(report) if redacted else report)
 
     renders()
+
+
+EXAMPLES = ROOT / "reports" / "examples"
+
+
+@pytest.mark.parametrize(
+    "folder", sorted(p.parent for p in EXAMPLES.rglob("measurements.json")), ids=label
+)
+def test_every_committed_example_is_what_its_measurements_judge_to(folder: Path) -> None:
+    """The committed report.json says what its measurements.json judges to now: the same
+    actions (kind, outcome, saving) and verdicts; after a rule or wording change,
+    scripts/rerender_examples.py brings them up to date."""
+    saved = report_io.load_report(folder)
+    now = judged(report_io.load_measurements(folder))
+
+    def said(report: Report) -> tuple[object, ...]:
+        actions = tuple((a.kind, a.outcome, a.saving_ms) for a in report.actions)
+        verdicts = tuple(e.decision.verdict if e.decision else None for e in report.breaks)
+        return actions, verdicts
+
+    assert said(saved) == said(now)
+    assert json.loads((folder / "report.json").read_text())["headline"] == build_view(now).headline

@@ -94,10 +94,10 @@ def noise_alert(modes: tuple[ModeResult, ...], settings: Settings) -> str | None
         if not settings.threads
         else ""
     )
-    what = "is noisy" if len(noisy) == 1 else "are noisy"
+    # "noisy" and the modes first: a console cuts the line at its width
     them = "it" if len(noisy) == 1 else "them"
     return (
-        f"{_joined(noisy)} {what}; costs, verdicts and comparisons from {them} are uncertain.{hint}"
+        f"noisy: {_joined(noisy)}; costs, verdicts and comparisons from {them} are uncertain.{hint}"
     )
 
 
@@ -135,4 +135,5 @@ def fullgraph_finding(report: Report, display: Display) -> str | None:
     where = f" at {display(err.file)}:{err.line}" if err.file else ""
     code = f" [{err.gb_code}]" if err.gb_code else ""
     src = f": `{err.code}`" if err.code else ""
-    return f"fullgraph=True fails{code}{where}{src}: {err.gb_type or err.message}"
+    # why before the source line: a console cuts the line at its width
+    return f"fullgraph=True fails{code}{where}: {err.gb_type or err.message}{src}"
