@@ -247,12 +247,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         progress.close(completed)
     out_dir = args.out or _new_run_dir(measurements.workload.name)
-    report = outputs.save_and_render(measurements, measurements.settings, out_dir, args.redact)
+    report, written = outputs.save_and_render(
+        measurements, measurements.settings, out_dir, args.redact
+    )
     _patches_out(report, args.write_patches)
     if measurements.incomplete:
         print(f"advisor: interrupted; partial report written to {out_dir}/", file=sys.stderr)
         return 130
-    return _summary(outputs.shown(report, args.redact), out_dir, args.quiet)
+    return _summary(written, out_dir, args.quiet)
 
 
 def _summary(report: Report, out_dir: Path, quiet: bool) -> int:
@@ -296,9 +298,9 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     out_dir = args.out or report_io.default_run_dir(
         parent, f"{measurements.workload.name}-{suffix}"
     )
-    report = outputs.save_and_render(measurements, settings, out_dir, args.redact)
+    report, written = outputs.save_and_render(measurements, settings, out_dir, args.redact)
     _patches_out(report, args.write_patches)
-    return _summary(outputs.shown(report, args.redact), out_dir, args.quiet)
+    return _summary(written, out_dir, args.quiet)
 
 
 def _patches_out(report: Report, folder: Path | None) -> None:

@@ -17,21 +17,19 @@ from advisor.core.model import Report, Settings
 
 def save_and_render(
     measurements: Measurements, settings: Settings, out_dir: Path, redacted: bool
-) -> Report:
-    """Save the measurements, then judge them and write the report's files; the judged report
-    (unredacted: the caller shows it through `shown`). A failure after the measurements are
-    written is a `RenderFailed` naming the command that renders them again."""
+) -> tuple[Report, Report]:
+    """Save the measurements, then judge them and write the report's files. Returns the
+    judged report and the report as the files show it (redacted under --redact). A failure
+    after the measurements are written is a `RenderFailed` naming the command that renders
+    them again."""
+    from advisor.judge import judge_saved
+
     save_measurements(measurements, out_dir, redacted)
     with rejudge_on_failure(out_dir):
-        report = judged(measurements, settings)
-        write_rendered(report, out_dir, redacted)
-    return report
-
-
-def judged(measurements: Measurements, settings: Settings) -> Report:
-    from advisor.judge import judge, judge_partial
-
-    return (judge_partial if measurements.incomplete else judge)(measurements, settings)
+        report = judge_saved(measurements, settings)
+        written = shown(report, redacted)
+        write_rendered(written, out_dir)
+    return report, written
 
 
 def shown(report: Report, redacted: bool) -> Report:
@@ -54,11 +52,11 @@ def save_measurements(measurements: Measurements, out_dir: Path, redacted: bool)
         report_io.save_measurements(measurements, out_dir)
 
 
-def write_rendered(report: Report, out_dir: Path, redacted: bool) -> None:
+def write_rendered(report: Report, out_dir: Path) -> None:
     """Every report file, each written whole; a second Ctrl-C cannot cut them off."""
     from advisor.render import report_io
 
-    files = report_io.render_files(shown(report, redacted))
+    files = report_io.render_files(report)
     with interrupts_held():
         report_io.write_files(out_dir, files)
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from advisor.judge import judge, judge_partial
+from advisor.judge import judge_saved
 from advisor.render import report_io
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +23,7 @@ EXAMPLES = ROOT / "reports" / "examples"
 
 def rerender(folder: Path) -> None:
     measurements = report_io.load_measurements(folder)
-    report = (judge_partial if measurements.incomplete else judge)(measurements)
+    report = judge_saved(measurements)
     for name, text in report_io.render_files(report).items():
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".rerender-")
         with os.fdopen(fd, "w", encoding="utf-8") as out:

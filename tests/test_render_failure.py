@@ -31,7 +31,7 @@ from advisor.core.artifacts import Measurements, measurements_from_json
 from advisor.core.kinds import WhatIfKind
 from advisor.core.model import FunctionEdit, Patch, Report
 from advisor.core.redact import redact, redact_measurements
-from advisor.judge import judge, judge_partial
+from advisor.judge import judge_saved
 from advisor.render import report_io
 from advisor.render.console import render_text
 from advisor.render.view import build_view
@@ -75,7 +75,7 @@ def every_format(report: Report) -> dict[str, str]:
 
 
 def judged(measurements: Measurements) -> Report:
-    return (judge_partial if measurements.incomplete else judge)(measurements)
+    return judge_saved(measurements)
 
 
 # --- the redacted patch -------------------------------------------------------------------
@@ -190,7 +190,7 @@ def test_a_judging_failure_in_run_keeps_the_measurements(
 
     saved = report_io.load_measurements(EXAMPLE)
     monkeypatch.setattr(runner, "measure", lambda _options, _progress: saved)
-    monkeypatch.setattr(advisor.judge, "judge", _raises)
+    monkeypatch.setattr(advisor.judge, "judge_saved", _raises)
     monkeypatch.chdir(ROOT)
     out = tmp_path / "run"
     assert main(["run", "tests/targets/good.py:factory", "--out", str(out), "--redact"]) == 1

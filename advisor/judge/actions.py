@@ -66,9 +66,8 @@ def build_actions(
 def outcome(action: Action) -> ActionOutcome:
     """Whether the action is something to do: a saving per call, measured beyond the noise or
     estimated. A measured change that costs time, or whose saving cannot be told from zero,
-    was tried; a recompile's fix changes compile time only."""
-    if action.kind == ActionKind.KEEP:
-        return ActionOutcome.NOTHING
+    was tried; a recompile's fix changes compile time only. (A KEEP is `NOTHING` whatever is
+    given: `Action` fixes that, for reports written before the field too.)"""
     if action.saving_ms is None:
         return ActionOutcome.COMPILE_TIME
     if action.measured and not action.measurable:

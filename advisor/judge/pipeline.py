@@ -68,6 +68,12 @@ def dict_of(modes: tuple[ModeResult, ...]) -> dict[str, ModeResult]:
     return {mode.mode: mode for mode in modes}
 
 
+def judge_saved(measurements: Measurements, settings: Settings | None = None) -> Report:
+    """Saved measurements judged as the run that made them was: an interrupted one
+    (`incomplete`) as `judge_partial` does, what can be."""
+    return (judge_partial if measurements.incomplete else judge)(measurements, settings)
+
+
 def judge_partial(measurements: Measurements, settings: Settings | None = None) -> Report:
     """The report of an interrupted run. Judging half a measurement can trip over what is
     missing; then the modes measured so far are reported alone, with why."""

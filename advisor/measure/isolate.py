@@ -138,7 +138,7 @@ def run_task(
         if outcome.signal is not None:
             return crash_error(f"was killed by {outcome.signal}", stack)
         if outcome.returncode != 0 or not result.is_file():
-            last = _last_line(stderr_text)
+            last = last_line(stderr_text)
             code = outcome.returncode
             return crash_error(f"exited with code {code}" + (f": {last}" if last else ""), "")
         try:
@@ -172,9 +172,15 @@ def _ask_for_stack(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
+    """The last line of `text` that is not blank, stripped ("" for none)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+def last_line_of(path: Path) -> str:
+    """`last_line` of a file a process wrote its output to ("" where there is none)."""
+    return last_line(path.read_text("utf-8", errors="replace")) if path.is_file() else ""
 
 
 def timeout_error(timeout_s: float, stack: str) -> ModeError:

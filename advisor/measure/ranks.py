@@ -33,7 +33,7 @@ from advisor.core.model import Note, Settings
 from advisor.core.processes import Launch, ProcessOutcome, run_processes
 from advisor.core.serial import message_from_json, message_to_json
 from advisor.measure import environment, torch_adapter
-from advisor.measure.isolate import child_environment, params_json
+from advisor.measure.isolate import child_environment, last_line_of, params_json
 from advisor.measure.pipeline import MeasureInterrupted, Progress, RunOptions, workload_info
 from advisor.measure.workload import check_target
 
@@ -198,16 +198,10 @@ def _failure(rank: int, outcome: ProcessOutcome, base: Path, timeout_s: float | 
         return f"cannot start the ranks: {outcome.launch_error}"
     if outcome.timed_out:
         return f"the ranks timed out after {timeout_s or 0:g} s (every rank killed)"
-    last = _last_line(base / f"stderr{rank}")
+    last = last_line_of(base / f"stderr{rank}")
     signal = outcome.signal
     how = f"was killed by {signal}" if signal else f"exited with code {outcome.returncode}"
     return f"rank {rank} {how}" + (f": {last}" if last else "") + " (every rank killed)"
-
-
-def _last_line(path: Path) -> str:
-    text = path.read_text("utf-8", errors="replace") if path.is_file() else ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
 
 
 # --- the merge --------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from advisor.core import replication
 from advisor.core.model import ModeError
 from advisor.measure import arm_worker, settle_rule, timing
 from advisor.measure.arms import ArmTask, Built, is_metronome
-from advisor.measure.isolate import crash_error
+from advisor.measure.isolate import crash_error, last_line_of
 
 Progress = Callable[[str], None]
 BASELINE = "default"
@@ -290,18 +290,11 @@ def _crash(worker: _Worker, plan: Plan) -> ModeError:
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited ({code})"
     path = _faults_file(plan, worker.record, worker.wave)
     stack = Path(path).read_text(errors="replace") if path and os.path.exists(path) else ""
-    last = _last_output_line(arm_worker.output_path(path))
+    output = arm_worker.output_path(path)
+    last = last_line_of(Path(output))[:200] if output else ""
     return crash_error(
         f"{how} before it reported" + (f" (it printed: {last})" if last else ""), stack
     )
-
-
-def _last_output_line(path: str) -> str:
-    """The last line the worker's workload printed (a script's error, say), or ""."""
-    if not path or not os.path.exists(path):
-        return ""
-    lines = [line.strip() for line in Path(path).read_text(errors="replace").splitlines()]
-    return next((line for line in reversed(lines) if line), "")[:200]
 
 
 def _fail(worker: _Worker, why: Built | ModeError) -> None:

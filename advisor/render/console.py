@@ -285,7 +285,7 @@ def _notes(v: ReportView) -> list[RenderableType]:
     if not v.alerts and not v.warnings:
         return []
     out: list[RenderableType] = [Text(""), _text("Notes (whole in report.md):")]
-    return out + [_OneLine(f"{text}") for text in (*v.alerts, *v.warnings)]
+    return out + [_OneLine(text) for text in (*v.alerts, *v.warnings)]
 
 
 class _OneLine:

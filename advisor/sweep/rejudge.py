@@ -25,7 +25,7 @@ from typing import Any
 from advisor.core.artifacts import MEASUREMENTS_FILE
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.model import Report
-from advisor.judge import judge, judge_partial
+from advisor.judge import judge_saved
 from advisor.render import report_io
 from advisor.sweep.aggregate import Zoo, build_zoo
 from advisor.sweep.folder import index_targets, read_index, zoo_files
@@ -143,7 +143,7 @@ def rejudge_target(
         settings = dataclasses.replace(settings, ignore_share=ignore_share)
     report_io.save_measurements(measurements, out / name)  # kept whatever fails below
     try:  # an interrupted run is judged as `advisor run` judged it: what can be
-        report = (judge_partial if measurements.incomplete else judge)(measurements, settings)
+        report = judge_saved(measurements, settings)
         report_io.write_files(out / name, report_io.render_files(report))
     except Exception as exc:  # a judging or rendering bug in one target must not lose the others
         why = (
