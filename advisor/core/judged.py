@@ -287,6 +287,10 @@ class Action:
     # whether it is something to do (see `ActionOutcome`); a report written before this field
     # reads as DO, as every action was listed then
     outcome: ActionOutcome = ActionOutcome.DO
+    # an estimate: what stopped it being measured ("no_rewrite": no patch is generated for this
+    # shape of code; "library": library code, no change at the user's line; "failed", "kept",
+    # "moved", "differs": what its what-if did); None when measured
+    unmeasured: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", coerced(ActionKind, self.kind))

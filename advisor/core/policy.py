@@ -95,34 +95,6 @@ def resolvable_share(run_spread: float, runs: int = 1) -> float:
     return 1.96 * math.sqrt(2 / max(1, runs)) * run_spread
 
 
-# A worker's first call (its compile) moves between runs of the same target too: a standard
-# deviation of 5.2% on the log scale (27 actions measured in two or more of the three runs of
-# the warm reruns campaign, reports/benchmarks/reruns/; 3.2%, 9.8% and 10.2% in the three
-# held-out campaigns after it, left out so that they check it). A tied action drops out of the
-# lead only when its first call is dearer than the cheapest tied one's by more than two runs of
-# that spread could make it at 95% (1.96 * sqrt(2) * 5.2% = 14% on the log scale); a smaller
-# difference turns on the run.
-FIRST_CALL_RUN_SPREAD = 0.052
-
-
-# A first call cheaper by less than this is not cheaper in any way a user weighs: the arms that
-# compile nothing (eager, the optimizer fused with nothing compiled) first-call in 5-12 ms
-# here and the compiling ones in 0.5 s or more (reports/benchmarks/reruns/holdout2/: not
-# compiling, 5 ms, was put before the fused optimizer, 12 ms and 8% more saving, on the log
-# scale alone).
-FIRST_CALL_FLOOR_S = 0.1
-
-
-def clearly_cheaper(first_call_s: float, than_s: float) -> bool:
-    """Whether a first call of `first_call_s` is cheaper than `than_s` beyond what a rerun of
-    either could change, and by at least `FIRST_CALL_FLOOR_S`."""
-    if than_s - first_call_s < FIRST_CALL_FLOOR_S:
-        return False
-    if first_call_s <= 0:
-        return True
-    return math.log(than_s / first_call_s) > 1.96 * math.sqrt(2) * FIRST_CALL_RUN_SPREAD
-
-
 # --- the machine while measuring ------------------------------------------------------------
 # A CPU another process keeps busy more than half the time is held by it (not pinned to).
 BUSY_CPU = 0.5

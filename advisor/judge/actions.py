@@ -6,8 +6,10 @@ estimated code changes by the default step less their estimate. Every action nam
 user can change: the break's own line for code in the user's files; for a break in library
 code, a knob, a placement, or the library line to report upstream, never the user's calling
 line. Safe actions come first: skipping guard evaluation can silently run the wrong code, so
-it comes after every safe action. Where compiling loses to eager and nothing measured recovers
-it, not compiling comes first; where there is nothing to fix, that comes first.
+it comes after every safe action. Measured savings lead, largest first, and an estimate never
+outranks one; among actions a rerun could not tell apart the narrowest change leads, so not
+compiling leads only where no compiled arm comes near it. Where there is nothing to fix, that
+comes first.
 """
 
 from __future__ import annotations
@@ -19,15 +21,15 @@ from advisor.core.model import (
     TRAINING_PLACEMENTS,
     Action,
     BreakEntry,
+    Decision,
     Ledger,
     Location,
     ModeResult,
     RecompileAdvice,
 )
 from advisor.core.paths import is_installed
-from advisor.core.policy import LARGE_GUARD_SHARE, clearly_cheaper
+from advisor.core.policy import LARGE_GUARD_SHARE
 from advisor.judge.decide import Step
-from advisor.judge.ledger import beats
 from advisor.judge.measured import MeasuredStep, runs_to_settle
 
 # On a break-free model, skipping guards leads only when it saves at least this share.
@@ -51,7 +53,7 @@ def build_actions(
         for e in entries
         if e.verdict != Verdict.IGNORE and e.id not in covered
     ]
-    actions = _order([*measured, *fixes], steps, step)
+    actions = _order([*measured, *fixes], step)
     # Breaks that are all "ignore" leave nothing to act on, as no break does.
     to_fix = any(e.verdict != Verdict.IGNORE for e in entries)
     if not to_fix and not any(a.saving_ms for a in actions) and ledger is not None:
@@ -180,7 +182,19 @@ def _entry_action(entry: BreakEntry, step: Step) -> Action:
         fix=fix,
         where=where,
         step_ms=step.median_ms - entry.cost_ms,
+        unmeasured=None if entry.decision.basis == "measured" else unmeasured(entry.decision),
     )
+
+
+def unmeasured(decision: Decision) -> str:
+    """What stopped an estimated fix being measured: the what-if tried for its break, or why
+    none was (library code is changed through a knob or a placement, each an action of its
+    own; user code gets a patch where the rewrite engine knows the shape)."""
+    if decision.knob is not None and decision.knob_outcome in ("failed", "kept", "moved"):
+        return decision.knob_outcome
+    if decision.knob is not None:  # it removed the break: its output was not accepted
+        return "differs"
+    return "library" if decision.library else "no_rewrite"
 
 
 def _entry_interval(entry: BreakEntry) -> tuple[float, float]:
@@ -200,15 +214,16 @@ def _entry_interval(entry: BreakEntry) -> tuple[float, float]:
     return (max(0.0, ms - entry.cost_uncertainty_ms), ms + entry.cost_uncertainty_ms)
 
 
-def _order(actions: list[Action], steps: list[MeasuredStep], step: Step) -> list[Action]:
-    """By the step after each (fastest first, from its saving), estimates of library changes
-    last; not compiling first where it beats the default step and nothing measured beats it."""
+def _order(actions: list[Action], step: Step) -> list[Action]:
+    """Measured savings beyond the noise first, largest first; then estimates, by the step
+    after each; estimates of library changes last. An estimate never outranks a measurement
+    (a measurement of a change is evidence, an estimate a guess at one), and not compiling
+    leads only where its saving is the largest: it is the broadest change, so any compiled arm
+    a rerun could not tell from it leads in its place (`_first_of_ties`)."""
     ranked = sorted(
-        actions, key=lambda a: (a.kind == ActionKind.UPSTREAM, _step_of(a, step), a.kind)
+        actions,
+        key=lambda a: (a.kind == ActionKind.UPSTREAM, not _timed(a), _step_of(a, step), a.kind),
     )
-    eager = next((a for a in ranked if a.kind == ActionKind.EAGER), None)
-    if eager is not None and eager.step_ms is not None and not beats(steps, eager.step_ms):
-        ranked = [eager, *(a for a in ranked if a is not eager)]
     return _first_of_ties(ranked)
 
 
@@ -248,11 +263,11 @@ def scope_rank(kind: str) -> int:
 def _first_of_ties(ranked: list[Action]) -> list[Action]:
     """The leader gives way within its ties: the measured actions a rerun could not tell from
     it (the leader's saving inside their interval, which is where a rerun would put their
-    saving). Of those, the ones whose first call (compile) is not clearly dearer than the
-    cheapest's (`policy.clearly_cheaper`, beyond what a rerun moves it) stay in the running,
-    and the narrowest change of them leads (`NARROWEST_FIRST`); the same kind, the saving's
-    order. Otherwise which of them leads turns on the run, and the one chosen loses nothing
-    measurable. The rest keep their order."""
+    saving). Of those, the narrowest change leads (`NARROWEST_FIRST`); the same kind, the
+    saving's order. Otherwise which of them leads turns on the run, and the one chosen loses
+    nothing measurable. A first call (compile) never drops a larger saving: what it costs is
+    the action's break-even (calls until its saving pays for it), stated beside it. The rest
+    keep their order."""
     if not ranked or not _timed(ranked[0]):
         return ranked
     lead = ranked[0]
@@ -263,20 +278,13 @@ def _first_of_ties(ranked: list[Action]) -> list[Action]:
         return _timed(a) and ci is not None and ci[0] <= lead.saving_ms <= ci[1]  # type: ignore[operator]
 
     ties = [lead, *(a for a in ranked[1:] if tied(a))]
-    cheapest = min(a.first_call_s or 0.0 for a in ties)
-    running = [a for a in ties if not clearly_cheaper(cheapest, a.first_call_s or 0.0)]
-    chosen = min(running, key=lambda a: (scope_rank(a.kind), ties.index(a)))
+    chosen = min(ties, key=lambda a: (scope_rank(a.kind), ties.index(a)))
     return [chosen, *(a for a in ranked if a is not chosen)]
 
 
 def _timed(action: Action) -> bool:
-    """Measured beyond noise, with a saving and the first-call cost of its workers."""
-    return (
-        action.measured
-        and action.measurable
-        and action.saving_ms is not None
-        and action.first_call_s is not None
-    )
+    """Measured beyond noise, with a saving."""
+    return action.measured and action.measurable and action.saving_ms is not None
 
 
 def _step_of(action: Action, step: Step) -> float:

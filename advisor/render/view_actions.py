@@ -84,14 +84,21 @@ def _action_view(
         action.measured,
         ", ".join(action.breaks),
         notes,
-        # the cell of report.md and report.html: the numerics note only where not said once
-        # for all under the actions
-        action_title(action, report, display)
-        if numerics_shared
-        else prose.action_title(action, report, display),
+        _full_title(action, report, display, numerics_shared),
         location(action.where, display) if action.where else "",
         _removes(action, report, display),
     )
+
+
+def _full_title(action: Action, report: Report, display: Display, numerics_shared: bool) -> str:
+    """The cell of report.md and report.html: the numerics note only where not said once for
+    all under the actions; an estimate says what stopped it being measured."""
+    if numerics_shared:
+        title = action_title(action, report, display)
+    else:
+        title = prose.action_title(action, report, display)
+    note = prose.unmeasured_note(action)
+    return f"{title} ({note})" if note else title
 
 
 LISTED_BREAKS = 3  # more than this many removed: their ids alone (the break list has the lines)
