@@ -28,6 +28,61 @@ class Knob:
     # "knob": it removes the breaks it targets (measured by which it removes); "setting": it
     # changes how the whole step runs (measured by the step alone, the breaks may stay).
     kind: str = "knob"
+    # a combination: the knobs set together (each with its own setting and value); () for one
+    parts: tuple[Knob, ...] = ()
+
+    @property
+    def knobs(self) -> tuple[Knob, ...]:
+        """The single knobs it sets: itself, or its parts."""
+        return self.parts or (self,)
+
+
+# Joins the names of knobs set together, in a what-if's and an action's `knob`.
+KNOB_JOIN = " + "
+# Combinations of more knobs than this are not planned pair by pair (their count grows as
+# 2^k): the pairs of up to four knobs are six arms, all of them together one more.
+MAX_PAIRED_KNOBS = 4
+
+
+def data_dependent_knobs() -> tuple[Knob, ...]:
+    """The knobs that let Dynamo capture data-dependent values (a scalar read from a tensor, an
+    output whose shape depends on the data): code that reads one often uses it as the other
+    (a count as a size, a mask's indices), so where one is met they are tried together."""
+    return tuple(
+        k for key in ("scalar_extraction", "dynamic_shape") if (k := _CATEGORIES[key].knob)
+    )
+
+
+def combined(knobs: tuple[Knob, ...]) -> Knob:
+    """The knobs set together, as one knob: one what-if measures them at once. Its behaviour
+    change is the first part's that has one (a print's change shows in the stdout compared
+    anyway); its fix is theirs where they agree, else "rewrite" (the code keeps running
+    compiled, as a rewrite makes it)."""
+    fixes = {k.fix for k in knobs}
+    behaviour = next((k.behaviour for k in knobs if k.behaviour), None)
+    return Knob(
+        KNOB_JOIN.join(k.name for k in knobs),
+        ",".join(k.setting for k in knobs),
+        "combined",
+        fixes.pop() if len(fixes) == 1 else "rewrite",
+        behaviour,
+        parts=knobs,
+    )
+
+
+def knob_combinations(knobs: list[Knob]) -> tuple[list[tuple[Knob, ...]], str | None]:
+    """Which combinations of distinct break-removing knobs to measure (each alone is measured
+    on its own): every pair, and all together where there are three or more; past
+    `MAX_PAIRED_KNOBS`, all together only. The second value says why pairs were skipped."""
+    knobs = [k for k in knobs if k.kind == "knob" and not k.parts]
+    if len(knobs) < 2:
+        return [], None
+    everything = [tuple(knobs)] if len(knobs) > 2 else []
+    if len(knobs) > MAX_PAIRED_KNOBS:
+        why = f"{len(knobs)} knobs: their pairs were not measured, all together was"
+        return everything, why
+    pairs = [(a, b) for i, a in enumerate(knobs) for b in knobs[i + 1 :]]
+    return pairs + everything, None
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,15 @@ from advisor.core.taxonomy import (
     DDP_KNOB,
     Knob,
     category_for,
+    combined,
+    data_dependent_knobs,
     in_library,
     is_ddp_break,
     is_training_call,
+    knob_combinations,
     knob_for,
     noop_for,
+    skipped_in_loop,
 )
 from advisor.measure import harness
 from advisor.measure.allocator import allocator_variant
@@ -193,6 +197,7 @@ def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
         t.id for p in patches if p.patch and p.patch.kind == "side_effect" for t in p.targets
     }
     plans = [WhatIfPlan("knob", tuple(t), knob=k) for k, t in by_knob.items()]
+    plans += _combination_plans(by_knob)
     plans += [
         WhatIfPlan("noop", tuple(t), noop=n)
         for n, t in by_noop.items()
@@ -207,6 +212,31 @@ def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
     if any(is_training_call(s) for s in sites):
         plans.append(WhatIfPlan("split", sites))
     return plans
+
+
+def _combination_plans(by_knob: dict[Knob, list[BreakSite]]) -> list[WhatIfPlan]:
+    """Knobs set together, aimed at the breaks of each: two knobs can each measure no effect
+    alone where the breaks they leave keep the graph split, and together remove both (an
+    adaptive solver loop breaking on a scalar and on a dynamic shape)."""
+    combos, _ = knob_combinations(_knobs_to_combine(by_knob))
+    out = []
+    for knobs in combos:
+        targets = {s.id: s for k in knobs for s in by_knob.get(k, ())}
+        out.append(WhatIfPlan("knob", tuple(targets.values()), knob=combined(knobs)))
+    return out
+
+
+def _knobs_to_combine(by_knob: dict[Knob, list[BreakSite]]) -> list[Knob]:
+    """The captured breaks' knobs, and where a data-dependent one sits in a loop whose frame
+    Dynamo gave up on (the rest of the loop ran eagerly, so breaks after it were never
+    captured), the other data-dependent knobs too: the break that knob alone would meet next
+    is most often the other kind (a scalar used as a size, a mask's indices)."""
+    knobs = list(by_knob)
+    family = data_dependent_knobs()
+    hidden = any(k in family and any(skipped_in_loop(s) for s in by_knob[k]) for k in knobs)
+    if hidden:
+        knobs += [k for k in family if k not in by_knob]
+    return knobs
 
 
 def _patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:

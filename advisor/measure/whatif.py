@@ -107,11 +107,18 @@ class Variant:
 
 
 def knob_variant(knob: Knob, targets: list[BreakSite]) -> Variant:
+    """The knob set (or, for a combination, each of its knobs) around the compile."""
     record = WhatIf(knob.name, knob.setting, knob.fix, "measured", tuple(t.id for t in targets))
     record = replace(record, behaviour_change=knob.behaviour, kind=knob.kind)
-    return Variant(
-        record, compiling=lambda: torch_adapter.dynamo_config_patch(knob.setting, knob_value(knob))
-    )
+    return Variant(record, compiling=lambda: _knobs_set(knob.knobs))
+
+
+@contextlib.contextmanager
+def _knobs_set(knobs: tuple[Knob, ...]) -> Any:
+    with contextlib.ExitStack() as stack:
+        for knob in knobs:
+            stack.enter_context(torch_adapter.dynamo_config_patch(knob.setting, knob_value(knob)))
+        yield
 
 
 @dataclass

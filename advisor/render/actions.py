@@ -16,9 +16,9 @@ from advisor.core.errors import first_line
 from advisor.core.kinds import WhatIfKind
 from advisor.core.model import Action, BreakEntry, CodeUnit, ModeResult, Report, WhatIf
 from advisor.core.paths import is_installed
-from advisor.core.taxonomy import DDP_KNOB
+from advisor.core.taxonomy import DDP_KNOB, KNOB_JOIN
 from advisor.judge.numerics import DEFAULT_DIFF_MULTIPLE
-from advisor.render.formatting import Display, fmt_ms, location
+from advisor.render.formatting import Display, fmt_ms, knob_code, location
 from advisor.render.patch_words import patch_caveat, patch_summary
 from advisor.render.ranks import DDP_NO_OVERLAP
 from advisor.render.recipes import category_title
@@ -108,7 +108,10 @@ def _knob(action: Action, ctx: ActionContext, display: Display) -> str | Title:
             f"bucket{_steps(action, ctx)} (measured)"
         )
         return Title(head, DDP_NO_OVERLAP, "; ")
-    return f"Set `torch._dynamo.config.{action.knob}` (removes {n} break(s), measured)"
+    knob = action.knob or ""
+    together = ", together" if KNOB_JOIN in knob else ""
+    code = knob_code(knob, "torch._dynamo.config.")
+    return f"Set {code}{together} (removes {n} break(s), measured)"
 
 
 def _fullgraph(action: Action, ctx: ActionContext, display: Display) -> str:
@@ -413,7 +416,7 @@ def action_label(action: Action, report: Report, display: Display) -> str:
     if kind in TRAINING_LABELS:
         return TRAINING_LABELS[kind]
     if kind in ("knob", "setting") and action.knob:
-        return f"`{action.knob}`"
+        return knob_code(action.knob)
     if kind == "fullgraph":
         return "`fullgraph=True`"
     if kind == "regional":
@@ -481,4 +484,4 @@ def what_if_label(w: WhatIf) -> str:
     if w.kind == WhatIfKind.PATCH and w.patch is not None:
         unit = w.subjects[0].path if w.subjects else "the function"
         return f"patch `{unit}`: {patch_summary(w.patch)}"
-    return f"`{w.knob}`"
+    return knob_code(w.knob)

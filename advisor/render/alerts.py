@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from advisor.core.model import ModeResult, Report, Settings
 from advisor.core.policy import CONTENDED_SHARE, NOISY_SPREAD
-from advisor.render.formatting import MODE_LABELS, Display, fmt_pct
+from advisor.render.formatting import MODE_LABELS, Display, fmt_pct, knob_code
 from advisor.render.notes import note_text
 
 # Notes that belong at the top: the thread count the run chose, or one that does not fit.
@@ -26,7 +26,9 @@ def alerts(report: Report, display: Display) -> list[str]:
     if noisy:
         out.append(noisy)
     short = [
-        f"`{w.knob}`" for w in report.what_ifs if w.status == "measured" and w.target_met is False
+        knob_code(w.knob)
+        for w in report.what_ifs
+        if w.status == "measured" and w.target_met is False
     ]
     if short:  # one alert for all of them: the sentence is the same
         which = "what-if " + _joined(short)

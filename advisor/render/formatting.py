@@ -10,6 +10,7 @@ from functools import partial
 
 from advisor.core.model import Location, Report
 from advisor.core.paths import common_folder, display_path
+from advisor.core.taxonomy import KNOB_JOIN
 
 Display = Callable[[str | None], str]  # a path as the report shows it (see `displayer`)
 
@@ -29,6 +30,11 @@ def displayer(report: Report) -> Display:
 
 def location(loc: Location | None, display: Display) -> str:
     return f"{display(loc.file)}:{loc.line}" if loc is not None else "?"
+
+
+def knob_code(knob: str, prefix: str = "") -> str:
+    """A knob as code; knobs set together each in their own span, joined by "and"."""
+    return " and ".join(f"`{prefix}{part}`" for part in knob.split(KNOB_JOIN))
 
 
 def fmt_ms(value: float | None) -> str:

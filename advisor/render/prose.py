@@ -25,7 +25,7 @@ from advisor.core.model import (
 from advisor.judge.numerics import what_if_accepted
 from advisor.render import actions
 from advisor.render.formatting import Display as Display
-from advisor.render.formatting import displayer
+from advisor.render.formatting import displayer, knob_code
 from advisor.render.formatting import fmt_ms as _ms
 from advisor.render.formatting import fmt_num as _num
 from advisor.render.formatting import fmt_pct as _pct
@@ -443,7 +443,7 @@ def _all_fixed_source(ledger: Ledger) -> str:
     if source.startswith("patch:"):  # a patch what-if's key: `patch:KIND@LINE`
         kind, _, line = source.removeprefix("patch:").partition("@")
         return f"the {kind.replace('_', ' ')} patch at line {line}"
-    return "fullgraph=True" if source == "fullgraph" else f"`{source}`"
+    return "fullgraph=True" if source == "fullgraph" else knob_code(source)
 
 
 def recompile_recommendation(r: RecompileAdvice) -> str:

@@ -9,7 +9,7 @@ from advisor.core.kinds import WhatIfKind
 from advisor.core.model import BreakEntry, BreakSite, Report, WhatIf
 from advisor.core.paths import is_installed
 from advisor.core.taxonomy import skipped_in_loop
-from advisor.render.formatting import Display, fmt_ms, location
+from advisor.render.formatting import Display, fmt_ms, knob_code, location
 from advisor.render.patch_words import patch_summary
 from advisor.render.ranks import DDP_RECIPE
 
@@ -235,15 +235,17 @@ def _knob_note(entry: BreakEntry, report: Report, display: Display) -> str:
         )
     if decision.basis == "measured":
         return (
-            f"\nMeasured here: `{w.knob}` removes this break and saves "
+            f"\nMeasured here: {knob_code(w.knob)} removes this break and saves "
             f"{fmt_ms(w.saving_ms)} ms per call with outputs matching eager: set it."
         )
     if decision.knob_outcome == "moved":
         moved = ", ".join(location(b, display) for b in w.new_breaks) or "another line"
         return (
-            f"\nMeasured here: `{w.knob}` only moves the break (to {moved}), saving "
+            f"\nMeasured here: {knob_code(w.knob)} only moves the break (to {moved}), saving "
             f"{fmt_ms(w.saving_ms)} ms; the code change has to cover that line too."
         )
     if decision.knob_outcome in ("kept", "failed"):
-        return f"\nMeasured here: `{w.knob}` does not fix this break; make the code change."
+        return (
+            f"\nMeasured here: {knob_code(w.knob)} does not fix this break; make the code change."
+        )
     return ""
