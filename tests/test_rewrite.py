@@ -540,6 +540,70 @@ def test_if_else_assignments_become_one_where_per_name(tmp_path: Path) -> None:
     assert result.names == ("lo", "hi")
 
 
+def test_an_elif_chain_of_assignments_becomes_nested_wheres(tmp_path: Path) -> None:
+    # #59: the if/elif/else a real loop has; every condition is computed before any name
+    # changes, as the chain tests them before it assigns
+    code = """
+        import torch
+
+        def step(y, err, h):
+            for _ in range(3):
+                if err.mean() > 1.0:  # graph-break
+                    h = h * 0.5
+                    y = y - err
+                elif err.mean() < 0.1:
+                    h = h * 2.0
+                    y = y + err
+                else:
+                    h = h
+                    y = y
+            return y, h
+    """
+    result = patched(write(tmp_path, code), "data_dependent_branch")
+    assert result.kind == "tensor_branch" and result.names == ("h", "y")
+    assert result.edits[0].after == dedented(
+        """
+        def step(y, err, h):
+            for _ in range(3):
+                condition = err.mean() > 1.0
+                condition_2 = err.mean() < 0.1
+                h = torch.where(condition, h * 0.5, torch.where(condition_2, h * 2.0, h))
+                y = torch.where(condition, y - err, torch.where(condition_2, y + err, y))
+            return y, h
+        """
+    )
+
+
+def test_a_value_reading_a_name_its_branch_set_before_keeps_that_order(tmp_path: Path) -> None:
+    # the condition is one bool: when it holds, `x` already holds the taken branch's value
+    code = (
+        "import torch\n\ndef f(x, y):\n    if x.sum() > 0:  # graph-break\n        x = x + 1\n"
+        "        y = x * 2\n    else:\n        x = x - 1\n        y = y + x\n    return y\n"
+    )
+    result = patched(write(tmp_path, code), "data_dependent_branch")
+    assert result.edits[0].after == (
+        "def f(x, y):\n    condition = x.sum() > 0\n    x = torch.where(condition, x + 1, x - 1)\n"
+        "    y = torch.where(condition, x * 2, y + x)\n    return y\n"
+    )
+
+
+def test_an_elif_chain_without_else_keeps_the_names_it_had(tmp_path: Path) -> None:
+    code = """
+        import torch
+
+        def f(x):
+            if x.sum() > 0:  # graph-break
+                x = x + 1
+            elif x.sum() < -1:
+                x = x - 1
+            return x
+    """
+    result = patched(write(tmp_path, code), "data_dependent_branch")
+    assert "    x = torch.where(condition, x + 1, torch.where(condition_2, x - 1, x))\n" in (
+        result.edits[0].after
+    )
+
+
 @pytest.mark.parametrize(
     ("line", "category", "rewritten"),
     [
@@ -738,8 +802,23 @@ REFUSALS = [
         "an error raised on a tensor value (`raise`) has no tensor form",
     ),
     (
-        "def f(x):\n    if x.sum() > 0:  # graph-break\n        x = x + 1\n    elif x.sum() < -1:\n"
-        "        x = x - 1\n    return x\n",
+        "def f(x, out):\n    if x.sum() > 0:  # graph-break\n        x = x + 1\n"
+        "    elif x.sum() < -1:\n        out.append(x)\n    return x\n",
+        "a branch that does more than assign (`out.append(x)`) needs torch.cond or a hand rewrite",
+    ),
+    (
+        "def f(x, y):\n    if x.sum() > 0:  # graph-break\n        x = x + 1\n"
+        "    elif x.sum() < -1:\n        y = x - 1\n    else:\n        x = x * 2\n",
+        "the two branches assign different names",
+    ),
+    (
+        "def f(x):\n    if x.sum() > 0:  # graph-break\n        x = x + 1\n"
+        "    elif x.sum() < -1:\n        z = x - 1\n    return x\n",
+        "the two branches assign different names",
+    ),
+    (
+        "def f(x, flag):\n    if flag:\n        x = x + 1\n"
+        "    elif x.sum() < -1:  # graph-break\n        x = x - 1\n    return x\n",
         "an `elif` chain on a tensor value needs torch.cond or a hand rewrite",
     ),
     (
@@ -757,7 +836,7 @@ REFUSALS = [
     ),
     (
         "def f(x, y):\n    if x.sum() > 0:  # graph-break\n        x = 1\n        y = x\n"
-        "    else:\n        x = 2\n        y = 3\n",
+        "    else:\n        y = 3\n        x = 2\n",
         "a branch reads `x`, which the branches also assign",
     ),
     (

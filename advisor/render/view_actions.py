@@ -144,7 +144,7 @@ def _effect(action: Action, step_ms: float | None) -> str:
         if high < 0:  # a rerun would find it slower too
             return (
                 f"slower: {fmt_pct(-action.saving_ms / step_ms)} more per call "
-                f"(+{fmt_ms(-action.saving_ms)} ms)"
+                f"(+{fmt_ms(-action.saving_ms)} ms){_why_slower(action)}"
             )
     if not action.saving_ci_ms or not step_ms:
         return "no measurable effect"
@@ -156,6 +156,13 @@ def _effect(action: Action, step_ms: float | None) -> str:
         f"{text}; may save {fmt_pct(action.saving_ms / step_ms)}: about "
         f"{action.runs_to_settle} runs judged together would tell"
     )
+
+
+def _why_slower(action: Action) -> str:
+    """Why a rewrite can cost more than the break it removes, where its kind says."""
+    if action.patch is not None and action.patch.kind == "tensor_branch":
+        return ": rewriting costs more, both branches run on every call"
+    return ""
 
 
 def action_rows(actions: tuple[ActionView, ...]) -> list[tuple[str, ...]]:

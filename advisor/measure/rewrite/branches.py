@@ -1,6 +1,7 @@
 """`tensor_branch`: an `if` on a tensor value as `torch.where`. Both sides are computed and the
 condition picks, so the code stays one graph; only branches that do nothing but assign names
-(or return, or skip the rest of a loop that only assigns) have that form."""
+(or return, or skip the rest of a loop that only assigns) have that form; an `elif` chain of
+such branches becomes nested wheres."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ def rewrite_tensor_branch(site: Site) -> Rewrite | Refusal | None:
         return _skip_rest_of_loop(site, statement, condition)
     if isinstance(statement.body[0], ast.Return):
         return _select_return(site, statement, condition)
+    if _is_elif(site, statement.orelse):
+        return _select_chain(site, statement, condition)
     return _select_assignments(site, statement, condition)
 
 
@@ -62,18 +65,105 @@ def does_more(site: Site, statement: ast.stmt) -> Refusal:
 
 
 def _unsupported(site: Site, statement: ast.If) -> Refusal | None:
-    """The shapes no torch.where expresses: elif chains, break, raise."""
+    """The shapes no torch.where expresses: a break on an `elif` (its chain's head decides
+    first), break, raise."""
     parent = site.parents.get(statement)
-    if _is_elif(site, statement.orelse) or (
-        isinstance(parent, ast.If) and parent.orelse == [statement] and _is_elif(site, [statement])
-    ):
+    if isinstance(parent, ast.If) and parent.orelse == [statement] and _is_elif(site, [statement]):
         return ELIF
-    for branch_statement in statement.body + statement.orelse:
+    for branch_statement in _chain_statements(site, statement):
         if isinstance(branch_statement, ast.Break):
             return BREAK
         if isinstance(branch_statement, ast.Raise):
             return RAISE
     return None
+
+
+def _chain_statements(site: Site, statement: ast.If) -> list[ast.stmt]:
+    """Every statement of every branch of the `if` and of its `elif` chain."""
+    _, blocks = _chain(site, statement)
+    return [s for block in blocks for s in block or ()]
+
+
+def _chain(site: Site, statement: ast.If) -> tuple[list[ast.expr], list[list[ast.stmt] | None]]:
+    """An `if` / `elif` ... / `else` chain as its tests and their blocks, the `else` block last
+    (None where there is no `else`)."""
+    tests, blocks = [statement.test], [statement.body]
+    current = statement
+    while _is_elif(site, current.orelse):
+        current = current.orelse[0]  # type: ignore[assignment]
+        tests.append(current.test)
+        blocks.append(current.body)
+    blocks.append(current.orelse or None)
+    return tests, blocks
+
+
+def _select_chain(site: Site, statement: ast.If, condition: str) -> Rewrite | Refusal:
+    """`if C1: x = A / elif C2: x = B / else: x = C` -> the conditions computed first, then
+    `x = torch.where(C1, A, torch.where(C2, B, C))` per name (`x` itself where there is no
+    `else`). Every branch's value is computed: whether that costs more than the break is for
+    the measurement to say."""
+    tests, blocks = _chain(site, statement)
+    conditions = [condition]
+    for test in tests[1:]:
+        later = tensor_condition(site.source, test, site.torch)
+        if isinstance(later, Refusal):
+            return later
+        conditions.append(later)
+    branches = []
+    for block in blocks:
+        assigned = _assignments(site, block) if block is not None else None
+        if isinstance(assigned, Refusal):
+            return assigned
+        branches.append(assigned)
+    names = [name for name, _ in branches[0] or ()]
+    refused = _chain_refusal(site, statement, names, branches)
+    if refused is not None:
+        return refused
+    code, hoisted = _hoisted_conditions(site, conditions)
+    for name in names:
+        values = [_branch_value(site, branch, name) for branch in branches]
+        chosen = values[-1]
+        for test, picked in zip(reversed(hoisted), reversed(values[:-1]), strict=True):
+            chosen = f"{site.torch}.where({test}, {picked}, {chosen})"
+        code.append(f"{name} = {chosen}")
+    edit = replace_statements(site.source, statement, statement, code)
+    return Rewrite(KIND, site.function, (edit,), tuple(names), uses_torch=True)
+
+
+def _branch_value(site: Site, branch: list[tuple[str, ast.Assign]] | None, name: str) -> str:
+    """What the branch assigns to `name` (the name itself for a missing `else`)."""
+    return next((_value_text(site, a) for n, a in branch or () if n == name), name)
+
+
+def _chain_refusal(
+    site: Site,
+    statement: ast.If,
+    names: list[str],
+    branches: list[list[tuple[str, ast.Assign]] | None],
+) -> Refusal | None:
+    """Every branch must assign the same names (without an `else`, names bound before), and
+    no value may read a name the chain assigns."""
+    given = [b for b in branches if b is not None]
+    if any(sorted(n for n, _ in b) != sorted(names) for b in given):
+        return DIFFERENT_NAMES
+    if branches[-1] is None:
+        refused = _unbound(site, names, statement.lineno)
+        if refused is not None:
+            return refused
+    return _cross_reads(given)
+
+
+def _hoisted_conditions(site: Site, conditions: list[str]) -> tuple[list[str], list[str]]:
+    """Each condition computed once, before any branch's value is assigned (the chain tests
+    them before it assigns anything)."""
+    taken = set(names_in(site.function))
+    code, hoisted = [], []
+    for condition in conditions:
+        name = fresh_name("condition", taken)
+        taken.add(name)
+        code.append(f"{name} = {value(condition)}")
+        hoisted.append(name)
+    return code, hoisted
 
 
 def _is_elif(site: Site, block: list[ast.stmt]) -> bool:
@@ -134,7 +224,7 @@ def _select_assignments(site: Site, statement: ast.If, condition: str) -> Rewrit
         other = _assignments(site, statement.orelse)
         if isinstance(other, Refusal):
             return other
-        refused = _cross_reads(taken + other)
+        refused = _cross_reads([taken, other])
         if sorted(names) != sorted(name for name, _ in other):
             refused = DIFFERENT_NAMES
         otherwise = {name: _value_text(site, assign) for name, assign in other}
@@ -146,16 +236,23 @@ def _select_assignments(site: Site, statement: ast.If, condition: str) -> Rewrit
     return Rewrite(KIND, site.function, (edit,), tuple(names), uses_torch=True)
 
 
-def _cross_reads(assignments: list[tuple[str, ast.Assign]]) -> Refusal | None:
-    """With an `else:`, the wheres run in the first branch's order; a value that reads another
-    assigned name could see it too early, so that is refused (reading its own name is fine)."""
+def _cross_reads(branches: list[list[tuple[str, ast.Assign]]]) -> Refusal | None:
+    """The wheres run in the first branch's order, each name selected before the next value
+    is computed; where every branch assigns its names in that order, each value reads what it
+    read in its own branch (the condition is one bool, so the names already selected hold the
+    taken branch's values). Otherwise a value that reads another assigned name could see it
+    too early, so that is refused (reading its own name is fine)."""
+    orders = {tuple(name for name, _ in branch) for branch in branches}
+    if len(orders) <= 1:
+        return None
+    assignments = [a for branch in branches for a in branch]
     assigned = {name for name, _ in assignments}
     for name, assign in assignments:
         crossing = sorted(reads(assign.value) & (assigned - {name}))
         if crossing:
             return Refusal(
-                f"a branch reads `{crossing[0]}`, which the branches also assign, so one "
-                "torch.where per name would not keep their order"
+                f"a branch reads `{crossing[0]}`, which the branches also assign in another "
+                "order, so one torch.where per name would not keep their order"
             )
     return None
 

@@ -1,0 +1,60 @@
+"""An `if/elif/else` in the user's loop (#59): the patch is generated from the captured break,
+installed in the arm's process and measured; a branch rewrite that measures slower says why.
+Capture and measurement on the eager backend (the logic is Dynamo's, not Inductor's)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from advisor.core.model import Action, Patch, Settings
+from advisor.measure import harness, torch_adapter
+from advisor.measure.capture import CaptureSession
+from advisor.measure.stages import measure_what_if, what_if_plan
+from advisor.measure.workload import load_target
+from advisor.render.view_actions import _effect
+
+TARGET = "tests/targets/elif_branch.py:workload"
+SETTINGS = Settings(warmup=1, repeats=3, budget_s=1.0, min_block_s=1e-3, target_ci=0.0)
+
+
+@pytest.fixture(autouse=True)
+def _eager_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(
+        torch_adapter,
+        "compile_mode",
+        lambda fn, _backend, fullgraph: torch.compile(fn, backend="eager", fullgraph=fullgraph),
+    )
+    torch_adapter.reset_dynamo()
+    yield
+    torch_adapter.reset_dynamo()
+
+
+def test_the_elif_chain_patch_removes_the_break_and_matches_eager() -> None:
+    workload = load_target(TARGET, "cpu")
+    with CaptureSession() as session:
+        call = harness.compiled_call(workload, "eager", False)
+        call()
+        call()
+    torch_adapter.reset_dynamo()
+    sites = session.result().sites
+    assert sites and all(s.where.file.endswith("elif_branch.py") for s in sites)
+    plans = [p for p in what_if_plan(sites) if p.kind == "patch"]
+    assert [p.patch.kind for p in plans if p.patch] == ["tensor_branch"]
+    patch = plans[0].patch
+    assert patch is not None and "torch.where(condition_2" in patch.hunks
+    reference = harness.eager_reference(workload, [])
+    w = measure_what_if(workload, plans[0], reference, SETTINGS, "cpu", sites)
+    assert w.status == "measured", w.error
+    assert set(w.targets) <= set(w.removed) and not w.new_breaks
+    assert w.output is not None and w.output.matches
+
+
+def test_a_branch_rewrite_that_measured_slower_says_both_branches_run() -> None:
+    patch = Patch(kind="tensor_branch", file="/u/model.py", line=3, edits=(), hunks="")
+    slower = Action("patch", -0.2, (-0.3, -0.1), measured=True, measurable=False, patch=patch)
+    assert _effect(slower, 6.28).endswith("rewriting costs more, both branches run on every call")
+    other = Action("knob", -0.2, (-0.3, -0.1), measured=True, measurable=False)
+    assert "both branches" not in _effect(other, 6.28)
