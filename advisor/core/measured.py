@@ -284,6 +284,9 @@ class BreakSite:
     # The innermost frame of the user's own code that reaches `where`, when that is another line
     # (a user line calling into a library that breaks).
     reached_from: Location | None = None
+    # With `reached_from`: the frames between that line and `where`, outermost first (the
+    # library calls it goes through: a functional form, a constructor it runs)
+    via: tuple[Location, ...] = ()
     # Lines of compiled frames that end their graph because of this break, other than `where`
     # itself: the caller frames that break at the call into it.
     also_at: tuple[Location, ...] = ()

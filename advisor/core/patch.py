@@ -18,6 +18,7 @@ PATCH_KINDS = (
     "tensor_branch",  # an `if` on a tensor value, as torch.where
     "mask_gather",  # a boolean-mask / nonzero gather feeding elementwise math, as a masked where
     "compile_boundary",  # a graph_break() / torch.compiler.disable boundary the body does not need
+    "setup_hoist",  # an object built (or set up) on every call: built once, in `__init__`
 )
 
 
@@ -61,6 +62,9 @@ class Patch:
     # the line, the functions edited and the names stay, so the report still says what the
     # patch does and what measuring it found, without the diff
     redacted: bool = False
+    # kind "setup_hoist": the statements the patch adds to `__init__` (run once on each live
+    # instance of the class when the patch is installed in a process that already built it)
+    setup: tuple[str, ...] = ()
 
 
 def lf_text(text: str) -> str:

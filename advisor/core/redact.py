@@ -89,6 +89,7 @@ class Redactor:
             where=self.location(site.where),
             reached_from=self.location(site.reached_from),
             also_at=tuple(self.location(a) for a in site.also_at),  # type: ignore[misc]
+            via=tuple(self.location(v) for v in site.via),  # type: ignore[misc]
             explanation=self.text(site.explanation) or "",
             hints=tuple(self.text(h) or "" for h in site.hints),
         )
@@ -139,6 +140,7 @@ class Redactor:
             file=self.path(patch.file) or "",
             edits=tuple(replace(e, before="", after="") for e in patch.edits),
             hunks="",
+            setup=(),
             redacted=True,
         )
 

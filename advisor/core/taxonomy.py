@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from advisor.core.model import BreakSite
+from advisor.core.model import BreakSite, Location
 from advisor.core.paths import is_installed
 
 FIXES = ("isolate", "rewrite", "delete")
@@ -297,6 +297,24 @@ def noop_for(site: BreakSite) -> str | None:
     if _WARN_CALL.search(site.where.code) or site.where.file.endswith("/warnings.py"):
         return "warn"
     return None
+
+
+# Functions that set an object up rather than compute with it: a break met in one of them, on
+# the way from the user's line, is setup work the user's code repeats on every call.
+_SETUP_FUNCTION = re.compile(r"^(?:__init__|__new__|_?set_\w+|_?setup\w*|_?build\w*|_?init_\w+)$")
+_TORCH_INTERNAL = re.compile(r"[/\\]torch[/\\](?:_dynamo|_compile|compiler|utils[/\\]_)")
+
+
+def setup_frames(site: BreakSite) -> tuple[Location, ...]:
+    """The library frames from the user's line to the break (torch's own machinery left out),
+    outermost first, where one of them sets an object up (a constructor, a `set_*` or
+    `setup*` call): the break is setup work reached from the user's call. () otherwise."""
+    if site.reached_from is None:
+        return ()
+    frames = tuple(f for f in (*site.via, site.where) if not _TORCH_INTERNAL.search(f.file))
+    if not any(_SETUP_FUNCTION.match(f.function or "") for f in frames):
+        return ()
+    return frames
 
 
 def skipped_in_loop(site: BreakSite) -> bool:

@@ -85,6 +85,7 @@ class _SiteGroup:
     part: ta.BreakPart
     where: Location
     reached_from: Location | None
+    via: tuple[Location, ...] = ()
     compile_ids: list[str] = field(default_factory=list)
     also_at: list[Location] = field(default_factory=list)
     skip_code: str | None = None
@@ -161,7 +162,8 @@ def _group_sites(
             group = groups.get(key)
             if group is None:
                 reached = _reached_from(parsed, where, co_name, co_file)
-                group = groups[key] = _SiteGroup(root, where, reached)
+                via = _via(parsed, reached, where) if reached is not None else ()
+                group = groups[key] = _SiteGroup(root, where, reached, via)
             _add_sighting(group, cid, parsed, co_name, co_file)
             keys = met.setdefault(cid, [])
             if key not in keys:
@@ -231,6 +233,25 @@ def _reached_from(
                 return None
             return _location(frame)
     return None
+
+
+def _via(parsed: ta.ParsedBreak, reached: Location, where: Location) -> tuple[Location, ...]:
+    """The frames between the user's line and where Dynamo broke, outermost first: the library
+    calls the user's line goes through (a functional form, the constructor it runs)."""
+    frames = list(parsed.frames)
+    start = next(
+        (i for i in range(len(frames) - 1, -1, -1) if _at(frames[i], reached.file, reached.line)),
+        None,
+    )
+    if start is None:
+        return ()
+    inner = frames[start + 1 :]
+    end = next((i for i, f in enumerate(inner) if _at(f, where.file, where.line)), len(inner))
+    return tuple(_location(f) for f in inner[:end])
+
+
+def _at(frame: ta.UserFrame, file: str, line: int) -> bool:
+    return (frame.file, frame.line) == (file, line)
 
 
 def _outer_frame(parsed: ta.ParsedBreak, co_name: str, co_file: str) -> ta.UserFrame | None:
@@ -317,6 +338,7 @@ def _site(site_id: str, group: _SiteGroup, frames: Mapping[str, FrameRecord]) ->
         explanation=group.part.explanation,
         hints=group.part.hints,
         reached_from=group.reached_from,
+        via=group.via,
         also_at=tuple(group.also_at),
         compile_ids=tuple(group.compile_ids),
         skipped_frames=skipped,

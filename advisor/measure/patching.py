@@ -14,8 +14,10 @@ wrapper was held (`torch_adapter.EnabledFrames`).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import gc
+import sys
 import textwrap
 import types
 from contextlib import ExitStack
@@ -57,10 +59,15 @@ class InstalledPatch:
         # module, which on each entry (every timed call) cost tens of milliseconds a call.
         self._enabled = torch_adapter.EnabledFrames(wrappers) if wrappers else None
         self._stack: ExitStack | None = None
+        self._set_up = not patch.setup
+        self._patch = patch
 
     def __enter__(self) -> InstalledPatch:
         for fn, _, new in self.swaps:
             fn.__code__ = new
+        if not self._set_up:  # once: the objects `__init__` now builds, on the live instances
+            set_up_instances(self._patch)
+            self._set_up = True
         self._stack = ExitStack()
         if self._enabled is not None:
             self._stack.enter_context(self._enabled)
@@ -72,6 +79,58 @@ class InstalledPatch:
         if self._stack is not None:
             self._stack.close()
             self._stack = None
+
+
+def set_up_instances(patch: Patch) -> int:
+    """Run the statements a `setup_hoist` patch adds to `__init__` on every live instance of
+    its class built before the patch was installed (the workload is built before its arm
+    installs the patch); an instance that already has what they set is left alone. They stay
+    set after the patch is left: the original method does not read them. Returns how many
+    instances were set up; raises NotInstallable where a statement fails."""
+    init = next((e for e in patch.edits if e.qualname.endswith(".__init__")), None)
+    if init is None:
+        raise NotInstallable("the setup patch edits no __init__")
+    cls = init.qualname.rsplit(".", 1)[0]
+    text = "\n".join(patch.setup)
+    code = compile(text, patch.file, "exec")
+    attributes = _self_attributes(text)
+    count = 0
+    for instance in _instances(cls, patch.file):
+        if attributes and all(hasattr(instance, a) for a in attributes):
+            continue
+        module = sys.modules.get(type(instance).__module__)
+        scope = {"self": instance}
+        try:
+            exec(code, dict(vars(module)) if module else {}, scope)  # the patch's own statements
+        except Exception as exc:  # the statement's failure is the arm's finding
+            raise NotInstallable(f"setting up {cls}: {type(exc).__name__}: {exc}") from None
+        count += 1
+    return count
+
+
+def _self_attributes(text: str) -> list[str]:
+    """The `self.NAME` the statements assign."""
+    return [
+        target.attr
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    ]
+
+
+def _instances(qualname: str, file: str) -> list[object]:
+    """Live objects whose class (or a base of it) is `qualname` from `file`."""
+    out = []
+    for obj in gc.get_objects():
+        for klass in getattr(type(obj), "__mro__", ()):
+            module = sys.modules.get(klass.__module__)
+            if klass.__qualname__ == qualname and getattr(module, "__file__", None) == file:
+                out.append(obj)
+                break
+    return out
 
 
 def _live(

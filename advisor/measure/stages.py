@@ -42,6 +42,7 @@ from advisor.core.taxonomy import (
     knob_combinations,
     knob_for,
     noop_for,
+    setup_frames,
     skipped_in_loop,
 )
 from advisor.measure import harness
@@ -50,6 +51,8 @@ from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
 from advisor.measure.rewrite import patch_for
+from advisor.measure.rewrite.hoist import KIND as HOIST_KIND
+from advisor.measure.rewrite.hoist import hoist_patch_for
 from advisor.measure.training_variants import planned_kinds, training_variant
 from advisor.measure.variants import (
     disable_variant,
@@ -240,15 +243,29 @@ def _knobs_to_combine(by_knob: dict[Knob, list[BreakSite]]) -> list[Knob]:
 
 
 def _patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
-    """A patch for each break in the user's own code that a rewrite knows (one plan per
-    distinct patch: two sites the same rewrite removes share it)."""
+    """A patch for each break in the user's own code that a rewrite knows, and for each break
+    in library code that the user's code reaches through setup work repeated on every call
+    (one plan per distinct patch: two sites the same rewrite removes share it)."""
     by_patch: dict[tuple[str, str], tuple[Patch, list[BreakSite]]] = {}
+    setup: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for site in sites:
-        if in_library(site):
-            continue
-        patch = patch_for(site.where.file, site.where.line, category_for(site).key)
+        if in_library(site):  # the user's code builds the library's object on every call
+            patch = hoist_patch_for(site)
+        else:
+            patch = patch_for(site.where.file, site.where.line, category_for(site).key)
         if isinstance(patch, Patch):
-            by_patch.setdefault((patch.file, patch.hunks), (patch, []))[1].append(site)
+            key = (patch.file, patch.hunks)
+            by_patch.setdefault(key, (patch, []))[1].append(site)
+            if patch.kind == HOIST_KIND:
+                functions = {(f.file, f.function) for f in setup_frames(site)}
+                setup.setdefault(key, set()).update(functions)
+    for key, functions in setup.items():  # other breaks inside the setup it builds once
+        targets = by_patch[key][1]
+        targets += [
+            s
+            for s in sites
+            if s not in targets and in_library(s) and (s.where.file, s.where.function) in functions
+        ]
     return [WhatIfPlan("patch", tuple(t), patch=p) for p, t in by_patch.values()]
 
 

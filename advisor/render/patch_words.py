@@ -25,6 +25,9 @@ def patch_summary(patch: Patch) -> str:
         return f"the rows selected by {first} as a `torch.where` over every row (static shapes)"
     if patch.kind == "compile_boundary":
         return "the compile boundary removed, so its body compiles with the rest"
+    if patch.kind == "setup_hoist":
+        kept = f"`{patch.names[1]}`" if len(patch.names) > 1 else "an attribute"
+        return f"build {first} once in `__init__` (kept as {kept}), not on every call"
     return "a rewrite of the line"
 
 
@@ -35,4 +38,9 @@ def patch_caveat(patch: Patch) -> str | None:
         return "the call no longer runs inside the compiled function: log from its outputs"
     if patch.kind == "scalar_bookkeeping":
         return f"{first} is updated after the loop, not chunk by chunk, and outside the graph"
+    if patch.kind == "setup_hoist":
+        return (
+            f"{first} is built from the values it had when the object was made: rebuild it "
+            "where those values change"
+        )
     return None

@@ -84,8 +84,11 @@ def patch_for(file: str, line: int, category: str) -> Patch | Refusal:
 
 
 def _order(category: str) -> list[str]:
+    """The line rewriters, the category's own first (`setup_hoist` is not one: it is planned
+    from a library break's stack, `hoist.hoist_patch_for`)."""
     first = CATEGORY_KINDS.get(category)
-    return ([first] if first else []) + [kind for kind in PATCH_KINDS if kind != first]
+    rest = [kind for kind in PATCH_KINDS if kind != first and kind in REWRITERS]
+    return ([first] if first else []) + rest
 
 
 def _users_code(file: str) -> bool:

@@ -34,7 +34,7 @@ def build_patch(site: Site, rewrite: Rewrite) -> Patch | Refusal:
     first, last = function_span(function)
     after = span_text(new_lines, *new_span(function, edits))
     qualname = site.qualnames[function]
-    refused = _compile_refusal(qualname, after, "".join(new_lines))
+    refused = compile_refusal(qualname, after, "".join(new_lines))
     if refused is not None:
         return refused
     edit = FunctionEdit(
@@ -127,7 +127,7 @@ def _import_torch(site: Site, function: FunctionNode) -> LineEdit:
     return insert_statements(line, ["import torch"], indent)
 
 
-def _compile_refusal(qualname: str, after: str, new_text: str) -> Refusal | None:
+def compile_refusal(qualname: str, after: str, new_text: str) -> Refusal | None:
     """A rewriter's mistake shows here, as a refusal rather than a broken patch."""
     try:
         compile(textwrap.dedent(lf_text(after)), f"<{qualname}>", "exec", dont_inherit=True)
