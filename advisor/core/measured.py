@@ -339,6 +339,9 @@ class TrainingStep:
     optimizers: tuple[str, ...]  # the names its optimizers are held by (closure, globals...)
     module_compiled: bool  # the model compiled in place, the step eager (else the step compiled)
     modules: tuple[str, ...] = ()  # the top-level modules it reaches
+    # False: the step is one iteration of a script's own loop, which cannot be compiled as
+    # one function (no "step" placement)
+    step_compilable: bool = True
 
 
 @dataclass(frozen=True)

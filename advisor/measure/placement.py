@@ -157,7 +157,11 @@ def roots_compiled(workload: Workload) -> bool:
 
 
 def optimizers_held(workload: Workload) -> dict[str, Any]:
-    """The optimizers a training step holds (closure cells, globals, bound self, arguments)."""
+    """The optimizers a training step holds (closure cells, globals, bound self, arguments);
+    for one iteration of a script's loop, those the loop steps."""
+    stepped = getattr(workload.fn, "optimizers_stepped", None)
+    if callable(stepped):
+        return dict(stepped())
     found: dict[str, Any] = {}
     for name, value in _held_by(workload.fn, workload.args, dict(workload.kwargs)):
         if torch_adapter.is_optimizer(value) and all(value is not v for v in found.values()):

@@ -97,15 +97,34 @@ class ScriptRunner:
         self.target: Any = None  # the measured module or function
         self.last_output: Any = None
         self.end: ScriptEnd | None = None
+        self.stepped: list[Any] = []  # the torch optimizers the script has stepped, in order
         self._sites = CompileSites(spec.path)
         _ALIVE.append(self)
 
     def _main(self) -> ScriptEnd:
         in_script = lambda: greenlet.getcurrent() is self.script  # noqa: E731
-        with intercepted(self._handle, in_script) as interceptor:
+        with (
+            intercepted(self._handle, in_script) as interceptor,
+            torch_adapter.optimizer_steps_recorded(self._stepped),
+        ):
             self.interceptor = interceptor
             self.end = run_script(self.spec)
             return self.end
+
+    def _stepped(self, optimizer: Any) -> None:
+        if all(optimizer is not seen for seen in self.stepped):
+            self.stepped.append(optimizer)
+
+    def optimizers(self) -> dict[str, Any]:
+        """The optimizers the script's loop steps, by the name that holds them: those its
+        frames hold while paused (plain, or one wrapper deep), then any other it has stepped
+        (held deeper, as Lightning's strategy holds them)."""
+        frame = self.script.gr_frame if not self.script.dead else None
+        found = torch_adapter.optimizers_in_frames(frame)
+        for i, optimizer in enumerate(self.stepped):
+            if all(optimizer is not seen for seen in found.values()):
+                found[f"stepped[{i}] ({type(optimizer).__name__})"] = optimizer
+        return found
 
     def _handle(self, req: CompileRequest) -> RoutedCall:
         if callable_key(*self._sites.place(req)) == self.spec.key:
@@ -153,6 +172,11 @@ class _Iteration:
     def __init__(self, runner: ScriptRunner) -> None:
         self.runner = runner
         self.__name__ = self.__qualname__ = f"{Path(runner.spec.path).stem} loop iteration"
+
+    def optimizers_stepped(self) -> dict[str, Any]:
+        """The optimizers the loop steps (`placement.optimizers_held` asks a script's loop
+        here: its optimizers are in the script's frames, not in this object)."""
+        return self.runner.optimizers()
 
     def __call__(self) -> Any:
         runner = self.runner

@@ -20,6 +20,11 @@ pays where the forward has nothing to fix. These variants are planned for every 
 
 They aim at no break: the breaks a variant compiles are in its record (`new_breaks`).
 
+A user's script timed one loop iteration per unit is a step of the first form (its hot callable
+compiled in place), with the optimizers its loop steps (found through any wrapper, an
+accelerate or Lightning one included, `placement.optimizers_held`); the whole step is its own
+loop's body, which cannot be compiled as one function, so "step" is not planned there.
+
 Each runs the full step (forward, backward, optimizer) like the default mode: a variant that
 compiles but fails in the backward or the optimizer fails as a what-if, with its error.
 """
@@ -52,7 +57,13 @@ def training_step(workload: Workload) -> TrainingStep | None:
         optimizers=tuple(optimizers),
         module_compiled=workload.compiled_module is not None,
         modules=tuple(placement.module_roots(workload)),
+        step_compilable=not _script_loop(workload),
     )
+
+
+def _script_loop(workload: Workload) -> bool:
+    """One iteration of a script's own loop (its optimizers are the ones the loop steps)."""
+    return callable(getattr(workload.fn, "optimizers_stepped", None))
 
 
 def planned_kinds(training: TrainingStep | None) -> tuple[str, ...]:
@@ -61,7 +72,8 @@ def planned_kinds(training: TrainingStep | None) -> tuple[str, ...]:
     compiles only its clean parts, a different placement from `model.compile()`."""
     if training is None or not training.optimizers:
         return ()
-    return MODULE_FORM if training.module_compiled else STEP_FORM
+    kinds = MODULE_FORM if training.module_compiled else STEP_FORM
+    return tuple(k for k in kinds if k != "step" or training.step_compilable)
 
 
 def training_variant(kind: str, workload: Workload, targets: list[BreakSite]) -> Variant | None:
@@ -73,7 +85,7 @@ def training_variant(kind: str, workload: Workload, targets: list[BreakSite]) ->
     module_form = workload.compiled_module is not None
     if kind == "optimizer" and module_form:
         return _optimizer_variant(optimizers, targets)
-    if kind == "step" and module_form:
+    if kind == "step" and module_form and not _script_loop(workload):
         return _step_variant(targets)
     if kind == "fused" and module_form:
         return _optimizer_setting_variant(kind, optimizers, targets, fused_supported)

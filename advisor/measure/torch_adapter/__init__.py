@@ -16,7 +16,8 @@ formats), `profiler` (profiler events and sessions, synchronisation, memory), `s
 threads, grad mode and random state, CUDA's presence, synchronisation and event timing),
 `values` (tensor, module and optimizer tests), `distributed` (the process group, the ranks'
 agreement, DDP), `reference` (the metronome's model and the break probe's input),
-`fingerprint` and `training_state`. No other module of `advisor` imports torch
+`fingerprint`, `training_state` and `optimizer_steps` (the optimizers a script steps). No other
+module of `advisor` imports torch
 (tests/test_layers.py checks).
 `studies` holds what only the studies in benchmarks/ need (Dynamo's graph_breaks logs).
 """
@@ -75,6 +76,10 @@ from advisor.measure.torch_adapter.messages import (
     recompile_cause,
     resume_origin,
     source_line,
+)
+from advisor.measure.torch_adapter.optimizer_steps import (
+    optimizer_steps_recorded,
+    optimizers_in_frames,
 )
 from advisor.measure.torch_adapter.outputs import (
     compare_outputs,
@@ -218,6 +223,8 @@ __all__ = [
     "metronome_step",
     "module_call_impl",
     "one_line_guard_reason",
+    "optimizer_steps_recorded",
+    "optimizers_in_frames",
     "output_fingerprint",
     "parse_break_artifact",
     "parse_break_message",

@@ -1,0 +1,89 @@
+"""A training script timed one loop iteration per unit gets the training placements (#59): the
+optimizers its loop steps are found where the script holds them, plain or in a wrapper (as
+accelerate's `AcceleratedOptimizer` or Lightning's strategy hold them), and the placements a
+factory's step gets are planned, except compiling the whole step (the script's own loop)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import pytest
+import torch
+
+from advisor.core.model import Settings
+from advisor.measure import torch_adapter
+from advisor.measure.placement import optimizers_held
+from advisor.measure.script_load import load_script
+from advisor.measure.script_survey import survey_script
+from advisor.measure.script_target import measured_spec, planned, script_spec
+from advisor.measure.training_variants import planned_kinds, training_step, training_variant
+from tests.test_cli import ROOT
+
+SCRIPTS = ROOT / "tests" / "targets" / "scripts"
+
+
+class Holder:
+    """A framework's wrapper: the torch optimizer one attribute deep."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        self.optimizer = optimizer
+
+
+def test_the_frames_name_plain_and_wrapped_optimizers_once() -> None:
+    model = torch.nn.Linear(2, 2)
+    plain = torch.optim.SGD(model.parameters(), lr=0.1)
+    wrapper = Holder(torch.optim.AdamW(model.parameters()))
+    also = plain  # the same optimizer under another name counts once
+    found = torch_adapter.optimizers_in_frames(sys._getframe())
+    assert found == {"plain": plain, "wrapper.optimizer": wrapper.optimizer}
+    assert also is plain
+
+
+def test_the_step_hook_records_what_steps_through_a_wrapper() -> None:
+    model = torch.nn.Linear(2, 2)
+    wrapper = Holder(torch.optim.SGD(model.parameters(), lr=0.1))
+    seen: list[object] = []
+    with torch_adapter.optimizer_steps_recorded(seen.append) as hooked:
+        model(torch.ones(1, 2)).sum().backward()
+        wrapper.optimizer.step()
+    wrapper.optimizer.step()  # after the block: not recorded
+    assert hooked and seen == [wrapper.optimizer]
+
+
+@pytest.fixture(scope="module")
+def loop_workload():  # type: ignore[no-untyped-def]
+    spec = dataclasses.replace(script_spec(str(SCRIPTS / "train_wrapped.py"), ()), cwd=str(ROOT))
+    survey = planned(spec, survey_script(spec, budget_s=120), Settings())
+    assert survey.unit == "iteration"
+    return load_script(measured_spec(spec, survey), "cpu")
+
+
+def test_a_script_loop_steps_the_optimizer_its_wrapper_holds(loop_workload) -> None:  # type: ignore[no-untyped-def]
+    # paused at the first forward, before any step: found in the script's frames
+    held = optimizers_held(loop_workload)
+    assert list(held) == ["opt.optimizer"]
+    assert isinstance(held["opt.optimizer"], torch.optim.AdamW)
+    step = training_step(loop_workload)
+    assert step is not None and step.module_compiled and not step.step_compilable
+    # the optimizer placements of a model compiled in place, not the whole step
+    assert planned_kinds(step) == ("optimizer", "fused", "foreach", "eager_fused")
+    assert training_variant("step", loop_workload, []) is None
+    optimizer = training_variant("optimizer", loop_workload, [])
+    assert optimizer is not None
+    assert [u.path for u in optimizer.record.subjects] == ["opt.optimizer.step"]
+    # one iteration later the hook has seen it step: still one optimizer, the same name
+    loop_workload.fn()
+    assert list(optimizers_held(loop_workload)) == ["opt.optimizer"]
+
+
+def test_an_optimizer_held_deeper_is_found_once_it_has_stepped() -> None:
+    # Lightning's strategy holds it several objects deep: the step hook finds it
+    from advisor.measure.script_load import ScriptRunner
+
+    runner = ScriptRunner(script_spec(str(SCRIPTS / "train_wrapped.py"), ()))
+    assert runner.optimizers() == {}  # not started: nothing held, nothing stepped
+    deep = torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+    runner._stepped(deep)
+    runner._stepped(deep)
+    assert runner.optimizers() == {"stepped[0] (SGD)": deep}
