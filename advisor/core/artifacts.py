@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from advisor.core.model import (
     BreakSite,
+    Candidate,
     Environment,
     GraphRecord,
     ModeResult,
@@ -214,6 +215,8 @@ class Measurements:
     created_at: str = ""  # when measuring began
     wall_s: float | None = None  # seconds from the start of measuring to its end
     script: ScriptSurvey | None = None  # a script target: what its survey run found
+    # the fixes considered for the breaks when the what-ifs were planned, measured or skipped
+    candidates: tuple[Candidate, ...] = ()
     schema_version: int = MEASUREMENTS_SCHEMA_VERSION
 
     def mode(self, name: str) -> ModeResult | None:

@@ -321,6 +321,19 @@ class RecompileRecord:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A fix considered for breaks when the what-ifs were planned: measured as the what-if it
+    names (`planned`), or skipped, with why (a rewrite's refusal, no knob for that kind of
+    break, too many knobs to pair)."""
+
+    sites: tuple[str, ...]  # the break ids it aims at
+    kind: str  # "knob" | "knobs" (set together) | "patch" | "noop" | "undisable" | "placement"
+    label: str  # the what-if's key (its knob), or what was considered
+    planned: bool
+    why: str = ""  # skipped: why, in words a user reads
+
+
+@dataclass(frozen=True)
 class CodeUnit:
     """A module or function a placement compiles or runs eagerly: its path as the user reaches
     it (`model.layers.3`, `package.module.Class.method`), its class or function name, and where

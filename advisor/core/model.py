@@ -47,6 +47,7 @@ from advisor.core.kinds import Verdict as Verdict
 from advisor.core.kinds import WhatIfKind as WhatIfKind
 from advisor.core.measured import (
     BreakSite,
+    Candidate,
     CodeUnit,
     Environment,
     GraphRecord,
@@ -79,6 +80,7 @@ __all__ = [
     "BreakSite",
     "Calibration",
     "CallTimeline",
+    "Candidate",
     "CodeUnit",
     "CompiledCallable",
     "CostParts",
@@ -148,6 +150,8 @@ class Report:
     wall_s: float | None = None
     script: ScriptSurvey | None = None  # a script target: its survey (argv, compiled callables)
     training: TrainingStep | None = None  # a training step: what it holds (None: not one)
+    # the fixes considered for the breaks when the what-ifs were planned, measured or skipped
+    candidates: tuple[Candidate, ...] = ()
     schema_version: int = SCHEMA_VERSION
 
     def mode(self, name: str) -> ModeResult | None:

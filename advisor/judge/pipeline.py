@@ -39,6 +39,7 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
         wall_s=m.wall_s,
         script=m.script,
         training=m.capture.training,
+        candidates=m.candidates,
     )
     notes = list(m.notes)
     default = m.mode("default")

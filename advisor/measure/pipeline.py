@@ -15,6 +15,7 @@ from advisor.core.artifacts import Capture, Measurements, ProfileTrace
 from advisor.core.errors import first_line
 from advisor.core.model import (
     BreakSite,
+    Candidate,
     Environment,
     ModeResult,
     Note,
@@ -24,6 +25,7 @@ from advisor.core.model import (
 )
 from advisor.core.script import ScriptSpec, shown_params
 from advisor.measure import environment, harness, lockstep, placement
+from advisor.measure.candidates import plan_candidates
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import fitting_threads, pinned
 from advisor.measure.stages import measure_what_if, warm_default_stage, what_if_plan
@@ -73,6 +75,7 @@ class Collected:
     trace: ProfileTrace | None = None
     what_ifs: list[WhatIf] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+    candidates: tuple[Candidate, ...] = ()
     created_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     started: float = field(default_factory=time.perf_counter)
 
@@ -91,6 +94,7 @@ class Collected:
             incomplete=incomplete,
             created_at=self.created_at,
             wall_s=time.perf_counter() - self.started,
+            candidates=self.candidates,
         )
 
     def _capture(self, notes: list[Note]) -> Capture:
@@ -168,6 +172,7 @@ def _measure(
     if not lockstep.agreed(settings, ([p.label for p in plans], [_site_key(s) for s in sites])):
         collected.notes.append(Note("ranks_disagree", "the what-ifs"))
         return
+    collected.candidates = plan_candidates(sites, plans)
     for plan in plans:
         progress(f"what-if: measuring {plan.label} ({len(plan.targets)} break(s))...")
         collected.what_ifs.append(

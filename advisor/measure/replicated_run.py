@@ -43,6 +43,7 @@ from advisor.measure.arms import (
     mode_arm,
     what_if_arm,
 )
+from advisor.measure.candidates import plan_candidates
 from advisor.measure.cpus import pinned
 from advisor.measure.environment import cpu_affinity
 from advisor.measure.harness import MODE_ORDER
@@ -84,6 +85,8 @@ def measure_replicated(options: RunOptions, device: str, progress: Progress) -> 
         created_at=created,
     )
     arms = planned_arms(options, base.capture, profile.mode, allocator_planned(profile.trace))
+    plans = [a.plan for a in arms if a.plan is not None]
+    base = replace(base, candidates=plan_candidates(base.capture.sites, plans) if plans else ())
     try:
         records = _measure(arms, options, device, base.capture, progress)
     except KeyboardInterrupt:

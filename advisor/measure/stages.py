@@ -221,7 +221,7 @@ def _combination_plans(by_knob: dict[Knob, list[BreakSite]]) -> list[WhatIfPlan]
     """Knobs set together, aimed at the breaks of each: two knobs can each measure no effect
     alone where the breaks they leave keep the graph split, and together remove both (an
     adaptive solver loop breaking on a scalar and on a dynamic shape)."""
-    combos, _ = knob_combinations(_knobs_to_combine(by_knob))
+    combos, _ = knob_combinations(knobs_to_combine(by_knob))
     out = []
     for knobs in combos:
         targets = {s.id: s for k in knobs for s in by_knob.get(k, ())}
@@ -229,7 +229,7 @@ def _combination_plans(by_knob: dict[Knob, list[BreakSite]]) -> list[WhatIfPlan]
     return out
 
 
-def _knobs_to_combine(by_knob: dict[Knob, list[BreakSite]]) -> list[Knob]:
+def knobs_to_combine(by_knob: dict[Knob, list[BreakSite]]) -> list[Knob]:
     """The captured breaks' knobs, and where a data-dependent one sits in a loop whose frame
     Dynamo gave up on (the rest of the loop ran eagerly, so breaks after it were never
     captured), the other data-dependent knobs too: the break that knob alone would meet next

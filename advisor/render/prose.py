@@ -23,7 +23,7 @@ from advisor.core.model import (
     WhatIf,
 )
 from advisor.judge.numerics import what_if_accepted
-from advisor.render import actions
+from advisor.render import actions, search_words
 from advisor.render.formatting import Display as Display
 from advisor.render.formatting import displayer, knob_code
 from advisor.render.formatting import fmt_ms as _ms
@@ -341,29 +341,9 @@ def action_parts(
     notes = (
         title.caveat,
         None if numerics_shared else actions.numerics_note(action),
-        unmeasured_note(action),
+        search_words.unmeasured_note(action),
     )
     return title.head, tuple(n for n in notes if n)
-
-
-# Why an estimated action has no measurement behind it (`Action.unmeasured`).
-UNMEASURED_WORDS = {
-    "no_rewrite": "no patch is generated for this shape of code, so nothing was run",
-    "library": "the change is in library code: the knobs and placements tried from your side "
-    "are listed on their own",
-    "failed": "its what-if failed to run",
-    "kept": "its what-if left the break in place",
-    "moved": "its what-if broke the graph again nearby",
-    "differs": "its what-if changed the result",
-}
-
-
-def unmeasured_note(action: Action) -> str | None:
-    """An estimate says what stopped it being measured."""
-    if action.measured or action.unmeasured is None:
-        return None
-    why = UNMEASURED_WORDS.get(action.unmeasured, action.unmeasured)
-    return f"estimated, not measured: {why}"
 
 
 def headline(report: Report) -> str | None:

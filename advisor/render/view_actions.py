@@ -10,7 +10,7 @@ from typing import Any
 
 from advisor.core.kinds import ActionOutcome
 from advisor.core.model import Action, Report
-from advisor.render import prose
+from advisor.render import prose, search_words
 from advisor.render.actions import action_label, action_title, shared_numerics_note
 from advisor.render.formatting import Display, fmt_ms, fmt_pct, fmt_s, location
 
@@ -97,7 +97,7 @@ def _full_title(action: Action, report: Report, display: Display, numerics_share
         title = action_title(action, report, display)
     else:
         title = prose.action_title(action, report, display)
-    note = prose.unmeasured_note(action)
+    note = search_words.unmeasured_note(action)
     return f"{title} ({note})" if note else title
 
 

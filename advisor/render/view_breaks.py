@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.core.model import BreakEntry, Decision, Report
-from advisor.render import prose
+from advisor.render import prose, search_words
 from advisor.render.formatting import Display, fmt_ms, fmt_pct
 
 
@@ -76,6 +76,9 @@ def _break_fields(entry: BreakEntry, report: Report, display: Display) -> list[F
         out += _verdict_fields(entry, entry.decision, report)
     out.append(Field("evidence", prose.evidence(entry)))
     out += _what_if_fields(entry, report)
+    tried = search_words.considered(entry, report)
+    if tried:
+        out.append(Field("fixes considered", tried))
     if entry.site.doc_url:
         out.append(Field("registry page", entry.site.doc_url))
     return out
