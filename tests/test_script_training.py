@@ -44,11 +44,15 @@ def test_the_step_hook_records_what_steps_through_a_wrapper() -> None:
     model = torch.nn.Linear(2, 2)
     wrapper = Holder(torch.optim.SGD(model.parameters(), lr=0.1))
     seen: list[object] = []
-    with torch_adapter.optimizer_steps_recorded(seen.append) as hooked:
+    unhook = torch_adapter.record_optimizer_steps(seen.append)
+    assert unhook is not None
+    try:
         model(torch.ones(1, 2)).sum().backward()
         wrapper.optimizer.step()
-    wrapper.optimizer.step()  # after the block: not recorded
-    assert hooked and seen == [wrapper.optimizer]
+    finally:
+        unhook()
+    wrapper.optimizer.step()  # removed: not recorded
+    assert seen == [wrapper.optimizer]
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +60,9 @@ def loop_workload():  # type: ignore[no-untyped-def]
     spec = dataclasses.replace(script_spec(str(SCRIPTS / "train_wrapped.py"), ()), cwd=str(ROOT))
     survey = planned(spec, survey_script(spec, budget_s=120), Settings())
     assert survey.unit == "iteration"
-    return load_script(measured_spec(spec, survey), "cpu")
+    workload = load_script(measured_spec(spec, survey), "cpu")
+    yield workload
+    workload.fn.runner.unhook()  # paused for good: no hook left in this process
 
 
 def test_a_script_loop_steps_the_optimizer_its_wrapper_holds(loop_workload) -> None:  # type: ignore[no-untyped-def]
@@ -72,8 +78,12 @@ def test_a_script_loop_steps_the_optimizer_its_wrapper_holds(loop_workload) -> N
     optimizer = training_variant("optimizer", loop_workload, [])
     assert optimizer is not None
     assert [u.path for u in optimizer.record.subjects] == ["opt.optimizer.step"]
-    # one iteration later the hook has seen it step: still one optimizer, the same name
+    # one iteration later the hook has seen it step: still one optimizer, the same name, and
+    # the hook is gone (it would be traced into every compiled optimizer step)
+    runner = loop_workload.fn.runner
+    assert runner._unhook is not None
     loop_workload.fn()
+    assert runner.stepped == [held["opt.optimizer"]] and runner._unhook is None
     assert list(optimizers_held(loop_workload)) == ["opt.optimizer"]
 
 

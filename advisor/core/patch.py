@@ -19,6 +19,7 @@ PATCH_KINDS = (
     "mask_gather",  # a boolean-mask / nonzero gather feeding elementwise math, as a masked where
     "compile_boundary",  # a graph_break() / torch.compiler.disable boundary the body does not need
     "setup_hoist",  # an object built (or set up) on every call: built once, in `__init__`
+    "tensor_cond",  # an `if` on a tensor value, as torch.cond (only the branch taken runs)
 )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,9 @@ from advisor.measure.torch_adapter.intercept import (
 from advisor.measure.workload_def import Workload
 
 _ALIVE: list[ScriptRunner] = []  # paused scripts stay referenced: never unwound mid-run
+# Calls of the measured callable after which optimizer steps are no longer recorded, stepped or
+# not (a loop that accumulates gradients steps every few iterations).
+STEP_HOOK_CALLS = 8
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ class _Paused(RoutedCall):
         runner = self.runner
         if greenlet.getcurrent() is not runner.script:
             return super().__call__(*args, **kwargs)
-        runner.calls += 1
+        runner.called()
         runner.pause(_Call(self, args, kwargs))
         while True:
             route = self.route
@@ -98,18 +101,34 @@ class ScriptRunner:
         self.last_output: Any = None
         self.end: ScriptEnd | None = None
         self.stepped: list[Any] = []  # the torch optimizers the script has stepped, in order
+        self._unhook: Callable[[], None] | None = None
         self._sites = CompileSites(spec.path)
         _ALIVE.append(self)
 
     def _main(self) -> ScriptEnd:
         in_script = lambda: greenlet.getcurrent() is self.script  # noqa: E731
-        with (
-            intercepted(self._handle, in_script) as interceptor,
-            torch_adapter.optimizer_steps_recorded(self._stepped),
-        ):
-            self.interceptor = interceptor
-            self.end = run_script(self.spec)
-            return self.end
+        self._unhook = torch_adapter.record_optimizer_steps(self._stepped)
+        try:
+            with intercepted(self._handle, in_script) as interceptor:
+                self.interceptor = interceptor
+                self.end = run_script(self.spec)
+                return self.end
+        finally:
+            self.unhook()
+
+    def unhook(self) -> None:
+        """Stop recording optimizer steps (the hook would be traced into every compiled
+        optimizer step an arm measures)."""
+        if self._unhook is not None:
+            self._unhook()
+            self._unhook = None
+
+    def called(self) -> None:
+        """The measured callable was called again: a loop iteration has passed. The loop has
+        stepped its optimizers by then (or, with gradient accumulation, within a few)."""
+        self.calls += 1
+        if self.calls > STEP_HOOK_CALLS or (self.calls > 1 and self.stepped):
+            self.unhook()
 
     def _stepped(self, optimizer: Any) -> None:
         if all(optimizer is not seen for seen in self.stepped):

@@ -50,7 +50,7 @@ from advisor.measure.allocator import allocator_variant
 from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
-from advisor.measure.rewrite import patch_for
+from advisor.measure.rewrite import alternative_patches, patch_for
 from advisor.measure.rewrite.hoist import KIND as HOIST_KIND
 from advisor.measure.rewrite.hoist import hoist_patch_for
 from advisor.measure.training_variants import planned_kinds, training_variant
@@ -253,12 +253,12 @@ def _patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
             patch = hoist_patch_for(site)
         else:
             patch = patch_for(site.where.file, site.where.line, category_for(site).key)
-        if isinstance(patch, Patch):
-            key = (patch.file, patch.hunks)
-            by_patch.setdefault(key, (patch, []))[1].append(site)
-            if patch.kind == HOIST_KIND:
-                functions = {(f.file, f.function) for f in setup_frames(site)}
-                setup.setdefault(key, set()).update(functions)
+        found = [patch, *alternative_patches(patch)] if isinstance(patch, Patch) else []
+        for each in found:  # the fix, then other forms of it the measurement weighs
+            by_patch.setdefault((each.file, each.hunks), (each, []))[1].append(site)
+        if isinstance(patch, Patch) and patch.kind == HOIST_KIND:
+            functions = {(f.file, f.function) for f in setup_frames(site)}
+            setup.setdefault((patch.file, patch.hunks), set()).update(functions)
     for key, functions in setup.items():  # other breaks inside the setup it builds once
         targets = by_patch[key][1]
         targets += [

@@ -21,6 +21,8 @@ def patch_summary(patch: Patch) -> str:
         return f"keep {first} a tensor until the return, converted there after the tensor work"
     if patch.kind == "tensor_branch":
         return "the `if` on a tensor value as `torch.where`"
+    if patch.kind == "tensor_cond":
+        return "the `if` on a tensor value as `torch.cond` (only the branch taken runs)"
     if patch.kind == "mask_gather":
         return f"the rows selected by {first} as a `torch.where` over every row (static shapes)"
     if patch.kind == "compile_boundary":

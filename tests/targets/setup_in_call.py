@@ -13,7 +13,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "site-packages"))
 
-import setuplib  # noqa: E402
+import setuplib
 
 
 class Denoiser(nn.Module):

@@ -23,6 +23,7 @@ from advisor.core.paths import is_installed
 from advisor.measure.rewrite.boundary import rewrite_compile_boundary
 from advisor.measure.rewrite.branches import rewrite_tensor_branch
 from advisor.measure.rewrite.build import build_patch
+from advisor.measure.rewrite.conditional import rewrite_tensor_cond
 from advisor.measure.rewrite.expressions import brief
 from advisor.measure.rewrite.late_scalar import rewrite_late_scalar
 from advisor.measure.rewrite.locate import Site, locate, statements_at
@@ -32,7 +33,7 @@ from advisor.measure.rewrite.scalars import rewrite_scalar_bookkeeping
 from advisor.measure.rewrite.side_effects import rewrite_side_effect
 from advisor.measure.rewrite.source import read_source
 
-__all__ = ["CATEGORY_KINDS", "Refusal", "patch_for"]
+__all__ = ["CATEGORY_KINDS", "Refusal", "alternative_patches", "patch_for"]
 
 Rewriter = Callable[[Site], Rewrite | Refusal | None]
 
@@ -43,7 +44,11 @@ REWRITERS: dict[str, Rewriter] = {
     "tensor_branch": rewrite_tensor_branch,
     "mask_gather": rewrite_mask_gather,
     "compile_boundary": rewrite_compile_boundary,
+    "tensor_cond": rewrite_tensor_cond,
 }
+# A patch whose cost the measurement must weigh against another form of the same fix: an `if`
+# as torch.where runs both branches, as torch.cond only the one taken.
+ALTERNATIVES = {"tensor_branch": ("tensor_cond",)}
 CATEGORY_KINDS = {  # the break's category -> the rewriter tried first
     "print": "side_effect",
     "logging": "side_effect",
@@ -81,6 +86,26 @@ def patch_for(file: str, line: int, category: str) -> Patch | Refusal:
             if isinstance(outcome, Refusal) and first_refusal is None:
                 first_refusal = outcome
     return first_refusal or Refusal(f"no rewrite applies to `{brief(source, site.statement)}`")
+
+
+def alternative_patches(first: Patch) -> list[Patch]:
+    """Other forms of `first`'s fix at the same line (`ALTERNATIVES`), each measured too."""
+    source = read_source(first.file)
+    if isinstance(source, Refusal):
+        return []
+    site = locate(source, first.line)
+    if isinstance(site, Refusal) or site.statement is None:
+        return []
+    out = []
+    for kind in ALTERNATIVES.get(first.kind, ()):
+        for candidate in [dataclasses.replace(site, statement=s) for s in statements_at(site)]:
+            outcome = REWRITERS[kind](candidate)
+            if isinstance(outcome, Rewrite):
+                built = build_patch(candidate, outcome)
+                if isinstance(built, Patch):
+                    out.append(built)
+                    break
+    return out
 
 
 def _order(category: str) -> list[str]:

@@ -40,7 +40,7 @@ def rewrite_tensor_branch(site: Site) -> Rewrite | Refusal | None:
         statement.test
     ):
         return None
-    refused = _unsupported(site, statement)
+    refused = unsupported(site, statement)
     if refused is not None:
         return refused
     if not site.source.owns_lines(statement):
@@ -52,7 +52,7 @@ def rewrite_tensor_branch(site: Site) -> Rewrite | Refusal | None:
         return _skip_rest_of_loop(site, statement, condition)
     if isinstance(statement.body[0], ast.Return):
         return _select_return(site, statement, condition)
-    if _is_elif(site, statement.orelse):
+    if is_elif(site, statement.orelse):
         return _select_chain(site, statement, condition)
     return _select_assignments(site, statement, condition)
 
@@ -64,11 +64,11 @@ def does_more(site: Site, statement: ast.stmt) -> Refusal:
     )
 
 
-def _unsupported(site: Site, statement: ast.If) -> Refusal | None:
+def unsupported(site: Site, statement: ast.If) -> Refusal | None:
     """The shapes no torch.where expresses: a break on an `elif` (its chain's head decides
     first), break, raise."""
     parent = site.parents.get(statement)
-    if isinstance(parent, ast.If) and parent.orelse == [statement] and _is_elif(site, [statement]):
+    if isinstance(parent, ast.If) and parent.orelse == [statement] and is_elif(site, [statement]):
         return ELIF
     for branch_statement in _chain_statements(site, statement):
         if isinstance(branch_statement, ast.Break):
@@ -89,7 +89,7 @@ def _chain(site: Site, statement: ast.If) -> tuple[list[ast.expr], list[list[ast
     (None where there is no `else`)."""
     tests, blocks = [statement.test], [statement.body]
     current = statement
-    while _is_elif(site, current.orelse):
+    while is_elif(site, current.orelse):
         current = current.orelse[0]  # type: ignore[assignment]
         tests.append(current.test)
         blocks.append(current.body)
@@ -111,7 +111,7 @@ def _select_chain(site: Site, statement: ast.If, condition: str) -> Rewrite | Re
         conditions.append(later)
     branches = []
     for block in blocks:
-        assigned = _assignments(site, block) if block is not None else None
+        assigned = assignments(site, block) if block is not None else None
         if isinstance(assigned, Refusal):
             return assigned
         branches.append(assigned)
@@ -147,7 +147,7 @@ def _chain_refusal(
     if any(sorted(n for n, _ in b) != sorted(names) for b in given):
         return DIFFERENT_NAMES
     if branches[-1] is None:
-        refused = _unbound(site, names, statement.lineno)
+        refused = unbound(site, names, statement.lineno)
         if refused is not None:
             return refused
     return _cross_reads(given)
@@ -166,7 +166,7 @@ def _hoisted_conditions(site: Site, conditions: list[str]) -> tuple[list[str], l
     return code, hoisted
 
 
-def _is_elif(site: Site, block: list[ast.stmt]) -> bool:
+def is_elif(site: Site, block: list[ast.stmt]) -> bool:
     return (
         len(block) == 1
         and isinstance(block[0], ast.If)
@@ -182,7 +182,7 @@ def _skips_rest(statement: ast.If) -> bool:
     )
 
 
-def _assignments(site: Site, block: list[ast.stmt]) -> list[tuple[str, ast.Assign]] | Refusal:
+def assignments(site: Site, block: list[ast.stmt]) -> list[tuple[str, ast.Assign]] | Refusal:
     """The block as `name = value` statements, each name once, or why it is not."""
     found: list[tuple[str, ast.Assign]] = []
     for statement in block:
@@ -202,7 +202,7 @@ def _assignments(site: Site, block: list[ast.stmt]) -> list[tuple[str, ast.Assig
     return found
 
 
-def _unbound(site: Site, names: list[str], line: int) -> Refusal | None:
+def unbound(site: Site, names: list[str], line: int) -> Refusal | None:
     for name in names:
         if not bound_before(site.function, name, line):
             return Refusal(
@@ -213,15 +213,15 @@ def _unbound(site: Site, names: list[str], line: int) -> Refusal | None:
 
 def _select_assignments(site: Site, statement: ast.If, condition: str) -> Rewrite | Refusal:
     """`if C: x = A [else: x = B]` -> `x = torch.where(C, A, B or x)`."""
-    taken = _assignments(site, statement.body)
+    taken = assignments(site, statement.body)
     if isinstance(taken, Refusal):
         return taken
     names = [name for name, _ in taken]
     if not statement.orelse:
-        refused = _unbound(site, names, statement.lineno)
+        refused = unbound(site, names, statement.lineno)
         otherwise = {name: name for name in names}
     else:
-        other = _assignments(site, statement.orelse)
+        other = assignments(site, statement.orelse)
         if isinstance(other, Refusal):
             return other
         refused = _cross_reads([taken, other])
@@ -245,9 +245,9 @@ def _cross_reads(branches: list[list[tuple[str, ast.Assign]]]) -> Refusal | None
     orders = {tuple(name for name, _ in branch) for branch in branches}
     if len(orders) <= 1:
         return None
-    assignments = [a for branch in branches for a in branch]
-    assigned = {name for name, _ in assignments}
-    for name, assign in assignments:
+    every = [a for branch in branches for a in branch]
+    assigned = {name for name, _ in every}
+    for name, assign in every:
         crossing = sorted(reads(assign.value) & (assigned - {name}))
         if crossing:
             return Refusal(
@@ -332,15 +332,15 @@ def _skip_rest_of_loop(site: Site, statement: ast.If, condition: str) -> Rewrite
     rest = loop.body[next(i for i, s in enumerate(loop.body) if s is statement) + 1 :]
     if not rest:
         return does_more(site, statement.body[0])
-    assignments = _assignments(site, rest)
-    if isinstance(assignments, Refusal):
-        return assignments
-    refused = _unbound(site, [name for name, _ in assignments], statement.lineno)
+    assigned = assignments(site, rest)
+    if isinstance(assigned, Refusal):
+        return assigned
+    refused = unbound(site, [name for name, _ in assigned], statement.lineno)
     if refused is not None:
         return refused
-    if any(not site.source.owns_lines(assign) for _, assign in assignments):
+    if any(not site.source.owns_lines(assign) for _, assign in assigned):
         return SHARED_LINE
-    selections = [(name, name, _value_text(site, assign)) for name, assign in assignments]
+    selections = [(name, name, _value_text(site, assign)) for name, assign in assigned]
     code = where_statements(site, condition, selections)
     hoisted = code[: len(code) - len(selections)]
     edits = (
@@ -348,7 +348,7 @@ def _skip_rest_of_loop(site: Site, statement: ast.If, condition: str) -> Rewrite
         if hoisted
         else [LineEdit(statement.lineno, last_line(statement), ())]
     )
-    for (_, assign), line in zip(assignments, code[len(hoisted) :], strict=True):
+    for (_, assign), line in zip(assigned, code[len(hoisted) :], strict=True):
         edits.append(replace_statements(site.source, assign, assign, [line]))
-    names = tuple(name for name, _ in assignments)
+    names = tuple(name for name, _ in assigned)
     return Rewrite(KIND, site.function, tuple(edits), names, uses_torch=True)

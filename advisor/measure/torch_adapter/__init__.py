@@ -78,8 +78,8 @@ from advisor.measure.torch_adapter.messages import (
     source_line,
 )
 from advisor.measure.torch_adapter.optimizer_steps import (
-    optimizer_steps_recorded,
     optimizers_in_frames,
+    record_optimizer_steps,
 )
 from advisor.measure.torch_adapter.outputs import (
     compare_outputs,
@@ -223,7 +223,6 @@ __all__ = [
     "metronome_step",
     "module_call_impl",
     "one_line_guard_reason",
-    "optimizer_steps_recorded",
     "optimizers_in_frames",
     "output_fingerprint",
     "parse_break_artifact",
@@ -235,6 +234,7 @@ __all__ = [
     "ranks_agree",
     "recompile_cause",
     "recompile_reasons",
+    "record_optimizer_steps",
     "recorded_session",
     "region_compile_id",
     "reset_dynamo",

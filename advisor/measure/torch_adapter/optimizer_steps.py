@@ -2,7 +2,7 @@
 (accelerate's `AcceleratedOptimizer`, Lightning's `LightningOptimizer` and its strategy) or
 plain. Two ways, because an arm's worker builds its variants before the loop has stepped:
 
-- `optimizer_steps_recorded`: a global optimizer step pre-hook (`torch.optim.optimizer.
+- `record_optimizer_steps`: a global optimizer step pre-hook (`torch.optim.optimizer.
   register_optimizer_step_pre_hook`, public since torch 2.0): every wrapper ends in the torch
   optimizer's own `step`, so the hook sees it whatever holds it;
 - `optimizers_in_frames`: the optimizers a paused script's frames hold in their locals, plain
@@ -11,7 +11,7 @@ plain. Two ways, because an arm's worker builds its variants before the loop has
 
 from __future__ import annotations
 
-import contextlib
+import importlib
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
@@ -20,26 +20,19 @@ from typing import Any
 _WRAPPED = ("optimizer", "_optimizer", "optimizers")
 
 
-@contextlib.contextmanager
-def optimizer_steps_recorded(record: Callable[[Any], None]) -> Iterator[bool]:
-    """Call `record(optimizer)` before every optimizer step while inside; yields False (and
-    records nothing) where this torch has no global step hook."""
-    import importlib
-
+def record_optimizer_steps(record: Callable[[Any], None]) -> Callable[[], None] | None:
+    """Call `record(optimizer)` before every optimizer step from now on; returns what removes
+    the hook (None where this torch has no global step hook). Remove it once it has seen what
+    it is for: while it is there, Dynamo traces it into every compiled optimizer step."""
     module = importlib.import_module("torch.optim.optimizer")
     register = getattr(module, "register_optimizer_step_pre_hook", None)
     if register is None:
-        yield False
-        return
+        return None
 
     def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
         record(optimizer)
 
-    handle = register(hook)
-    try:
-        yield True
-    finally:
-        handle.remove()
+    return register(hook).remove  # type: ignore[no-any-return]
 
 
 def optimizers_in_frames(frame: FrameType | None, file: str | None = None) -> dict[str, Any]:

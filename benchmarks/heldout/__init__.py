@@ -1,0 +1,1 @@
+"""A held-out set of workloads from pip libraries the advisor was never tuned on."""
