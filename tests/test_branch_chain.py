@@ -4,44 +4,26 @@ Capture and measurement on the eager backend (the logic is Dynamo's, not Inducto
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 
-from advisor.core.model import Action, Patch, Settings
-from advisor.measure import harness, torch_adapter
-from advisor.measure.capture import CaptureSession
+from advisor.core.model import Action, Patch
+from advisor.measure import harness
 from advisor.measure.rewrite import alternative_patches, patch_for
 from advisor.measure.stages import measure_what_if, what_if_plan
 from advisor.measure.workload import load_target
 from advisor.render.view_actions import _effect
+from tests.support.eager_capture import QUICK, captured_sites, eager_backend  # noqa: F401
 
 TARGET = "tests/targets/elif_branch.py:workload"
-SETTINGS = Settings(warmup=1, repeats=3, budget_s=1.0, min_block_s=1e-3, target_ci=0.0)
-
-
-@pytest.fixture(autouse=True)
-def _eager_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(
-        torch_adapter,
-        "compile_mode",
-        lambda fn, _backend, fullgraph: torch.compile(fn, backend="eager", fullgraph=fullgraph),
-    )
-    torch_adapter.reset_dynamo()
-    yield
-    torch_adapter.reset_dynamo()
+SETTINGS = QUICK
+pytestmark = pytest.mark.usefixtures("eager_backend")
 
 
 def test_the_elif_chain_patch_removes_the_break_and_matches_eager() -> None:
     workload = load_target(TARGET, "cpu")
-    with CaptureSession() as session:
-        call = harness.compiled_call(workload, "eager", False)
-        call()
-        call()
-    torch_adapter.reset_dynamo()
-    sites = session.result().sites
+    sites = captured_sites(TARGET)
     assert sites and all(s.where.file.endswith("elif_branch.py") for s in sites)
     plans = [p for p in what_if_plan(sites) if p.kind == "patch"]
     assert [p.patch.kind for p in plans if p.patch] == ["tensor_branch"]
@@ -65,12 +47,7 @@ def test_a_branch_rewrite_that_measured_slower_says_both_branches_run() -> None:
 def test_an_if_else_gets_a_torch_cond_patch_beside_the_where_and_both_are_measured() -> None:
     target = "tests/targets/patched_branch.py:workload"
     workload = load_target(target, "cpu")
-    with CaptureSession() as session:
-        call = harness.compiled_call(workload, "eager", False)
-        call()
-        call()
-    torch_adapter.reset_dynamo()
-    sites = session.result().sites
+    sites = captured_sites(target)
     plans = [p for p in what_if_plan(sites) if p.kind == "patch"]
     assert [p.patch.kind for p in plans if p.patch] == ["tensor_branch", "tensor_cond"]
     cond = plans[1].patch

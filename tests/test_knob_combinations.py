@@ -5,12 +5,9 @@ Capture and measurement run on the eager backend: the logic is Dynamo's, not Ind
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-import torch
 
-from advisor.core.model import BreakSite, Settings
+from advisor.core.model import BreakSite
 from advisor.core.taxonomy import (
     KNOB_JOIN,
     MAX_PAIRED_KNOBS,
@@ -20,15 +17,15 @@ from advisor.core.taxonomy import (
     knob_combinations,
     knob_for,
 )
-from advisor.measure import harness, torch_adapter
-from advisor.measure.capture import CaptureSession
+from advisor.measure import harness
 from advisor.measure.stages import WhatIfPlan, measure_what_if, variant_for, what_if_plan
 from advisor.measure.workload import load_target
 from advisor.render.formatting import knob_code
+from tests.support.eager_capture import QUICK, captured_sites, eager_backend  # noqa: F401
 from tests.test_advise import run_advise, site, what_if
 
 TARGET = "tests/targets/knob_pair.py:workload"
-SETTINGS = Settings(warmup=1, repeats=3, budget_s=1.0, min_block_s=1e-3, target_ci=0.0)
+SETTINGS = QUICK
 SCALAR, DYNAMIC = data_dependent_knobs()
 
 
@@ -123,27 +120,10 @@ def test_the_combined_arm_sets_every_knob_while_it_compiles() -> None:
     assert after == before
 
 
-@pytest.fixture
-def eager_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(
-        torch_adapter,
-        "compile_mode",
-        lambda fn, _backend, fullgraph: torch.compile(fn, backend="eager", fullgraph=fullgraph),
-    )
-    torch_adapter.reset_dynamo()
-    yield
-    torch_adapter.reset_dynamo()
-
-
 @pytest.mark.usefixtures("eager_backend")
 def test_on_the_solver_loop_only_the_pair_removes_the_break() -> None:
     workload = load_target(TARGET, "cpu")
-    with CaptureSession() as session:
-        call = harness.compiled_call(workload, "eager", False)
-        call()
-        call()
-    torch_adapter.reset_dynamo()
-    sites = session.result().sites
+    sites = captured_sites(TARGET)
     assert [s.gb_code for s in sites] == ["GB0124"] and sites[0].frame_skipped
     plans = {p.knob.name: p for p in knob_plans(sites) if p.knob}
     pair = combined((SCALAR, DYNAMIC)).name

@@ -587,6 +587,19 @@ def test_a_value_reading_a_name_its_branch_set_before_keeps_that_order(tmp_path:
     )
 
 
+def test_branches_assigning_in_other_orders_get_torch_cond_not_where(tmp_path: Path) -> None:
+    # one torch.where per name cannot keep both orders; torch.cond runs each branch as written
+    code = (
+        "import torch\n\ndef f(x, y):\n    if x.sum() > 0:  # graph-break\n        x = 1\n"
+        "        y = x\n    else:\n        y = 3\n        x = 2\n    return x, y\n"
+    )
+    result = patched(write(tmp_path, code), "data_dependent_branch")
+    assert result.kind == "tensor_cond"
+    assert "    x, y = torch.cond(x.sum() > 0, cond_true, cond_false, (x,))\n" in (
+        result.edits[0].after
+    )
+
+
 def test_an_elif_chain_without_else_keeps_the_names_it_had(tmp_path: Path) -> None:
     code = """
         import torch
@@ -833,11 +846,6 @@ REFUSALS = [
         "def f(x, y):\n    if x.sum() > 0:  # graph-break\n        x = 1\n    else:\n"
         "        y = 2\n",
         "the two branches assign different names",
-    ),
-    (
-        "def f(x, y):\n    if x.sum() > 0:  # graph-break\n        x = 1\n        y = x\n"
-        "    else:\n        y = 3\n        x = 2\n",
-        "a branch reads `x`, which the branches also assign",
     ),
     (
         "def f(x):\n    if x.sum() > 0:  # graph-break\n        x = 1\n        x = 2\n"

@@ -7,27 +7,26 @@ measurement on the eager backend (the logic is Dynamo's, not Inductor's)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 
-from advisor.core.model import BreakSite, Location, Settings
+from advisor.core.model import BreakSite, Location
 from advisor.core.taxonomy import setup_frames
-from advisor.measure import harness, torch_adapter
-from advisor.measure.capture import CaptureSession
+from advisor.measure import harness
 from advisor.measure.patching import InstalledPatch, NotInstallable, set_up_instances
 from advisor.measure.rewrite.hoist import hoist_patch_for
 from advisor.measure.rewrite.outcome import Refusal
 from advisor.measure.stages import measure_what_if, what_if_plan
 from advisor.measure.workload import load_target
 from advisor.render.patch_words import patch_summary
+from tests.support.eager_capture import QUICK, captured_sites, eager_backend  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent
 TARGET = "tests/targets/setup_in_call.py:workload"
 LIBRARY = ROOT / "targets" / "site-packages"
-SETTINGS = Settings(warmup=1, repeats=3, budget_s=1.0, min_block_s=1e-3, target_ci=0.0)
+SETTINGS = QUICK
 sys.path.insert(0, str(LIBRARY))
 import setuplib  # noqa: E402
 
@@ -38,18 +37,6 @@ INIT_LINE = next(
 SMOOTH_LINE = next(
     i for i, t in enumerate(Path(LIB_FILE).read_text().splitlines(), 1) if "return Smoother(" in t
 )
-
-
-@pytest.fixture
-def eager_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(
-        torch_adapter,
-        "compile_mode",
-        lambda fn, _backend, fullgraph: torch.compile(fn, backend="eager", fullgraph=fullgraph),
-    )
-    torch_adapter.reset_dynamo()
-    yield
-    torch_adapter.reset_dynamo()
 
 
 def break_at(user: Path, line: int, via: tuple[Location, ...] = ()) -> BreakSite:
@@ -200,12 +187,7 @@ def test_installing_sets_up_the_live_instance_once(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("eager_backend")
 def test_the_setup_patch_is_planned_for_the_breaks_inside_and_measured() -> None:
     workload = load_target(TARGET, "cpu")
-    with CaptureSession() as session:
-        call = harness.compiled_call(workload, "eager", False)
-        call()
-        call()
-    torch_adapter.reset_dynamo()
-    sites = session.result().sites
+    sites = captured_sites(TARGET)
     item = next(s for s in sites if s.gb_code == "GB0124")
     assert [f.function for f in setup_frames(item)] == ["smooth", "__init__"]
     (plan,) = [p for p in what_if_plan(sites) if p.kind == "patch"]

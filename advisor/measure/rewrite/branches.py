@@ -34,7 +34,9 @@ DIFFERENT_NAMES = Refusal(
 Selection = tuple[str, str, str]  # (name, its value when the test holds, its value otherwise)
 
 
-def rewrite_tensor_branch(site: Site) -> Rewrite | Refusal | None:
+def branch_at(site: Site) -> tuple[ast.If, str] | Refusal | None:
+    """The `if` whose test holds the site's line, and its condition as tensor code; a refusal
+    for the shapes no tensor form expresses; None where the line is no `if` test."""
     statement = site.statement
     if not isinstance(statement, ast.If) or not statement.lineno <= site.line <= last_line(
         statement.test
@@ -48,6 +50,14 @@ def rewrite_tensor_branch(site: Site) -> Rewrite | Refusal | None:
     condition = tensor_condition(site.source, statement.test, site.torch)
     if isinstance(condition, Refusal):
         return condition
+    return statement, condition
+
+
+def rewrite_tensor_branch(site: Site) -> Rewrite | Refusal | None:
+    found = branch_at(site)
+    if found is None or isinstance(found, Refusal):
+        return found
+    statement, condition = found
     if _skips_rest(statement):
         return _skip_rest_of_loop(site, statement, condition)
     if isinstance(statement.body[0], ast.Return):

@@ -21,16 +21,14 @@ import ast
 from advisor.measure.rewrite.branches import (
     DIFFERENT_NAMES,
     assignments,
+    branch_at,
     is_elif,
     unbound,
-    unsupported,
 )
-from advisor.measure.rewrite.conditions import tensor_condition
 from advisor.measure.rewrite.expressions import value
 from advisor.measure.rewrite.locate import Site
 from advisor.measure.rewrite.names import fresh_name, names_in, reads
-from advisor.measure.rewrite.outcome import SHARED_LINE, Refusal, Rewrite
-from advisor.measure.rewrite.source import last_line
+from advisor.measure.rewrite.outcome import Refusal, Rewrite
 from advisor.measure.rewrite.splice import replace_statements
 
 KIND = "tensor_cond"
@@ -39,21 +37,12 @@ KIND = "tensor_cond"
 def rewrite_tensor_cond(site: Site) -> Rewrite | Refusal | None:
     """`if C: <assignments> [else: <assignments>]` as `torch.cond`; None where the site is not
     an `if` test (not this rewriter's pattern)."""
-    statement = site.statement
-    if not isinstance(statement, ast.If) or not statement.lineno <= site.line <= last_line(
-        statement.test
-    ):
-        return None
-    refused = unsupported(site, statement)
-    if refused is not None:
-        return refused
+    found = branch_at(site)
+    if found is None or isinstance(found, Refusal):
+        return found
+    statement, condition = found
     if is_elif(site, statement.orelse):
         return Refusal("an `elif` chain is tried as nested torch.where only")
-    if not site.source.owns_lines(statement):
-        return SHARED_LINE
-    condition = tensor_condition(site.source, statement.test, site.torch)
-    if isinstance(condition, Refusal):
-        return condition
     taken = assignments(site, statement.body)
     if isinstance(taken, Refusal):
         return taken
