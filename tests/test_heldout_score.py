@@ -76,3 +76,17 @@ def test_a_sweep_is_scored_workload_by_workload(tmp_path: Path) -> None:
     (row,) = score.score(ref, {"after": tmp_path / "sweep"})
     assert row["best"] == "where"
     assert row["after"] == {"action": "patch tensor_branch", "matched": "where", "right": True}
+
+
+def test_a_supplement_adds_the_variants_the_first_run_lacks(tmp_path: Path) -> None:
+    extra = {
+        "variants": {"eager_fused": {"round_ms": [1.0], "median_ms": 1.0, "failed_rounds": []}},
+        "savings": {"eager_fused": saving(0.4, 0.05), "scalars": saving(0.9, 0.01)},
+    }
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(extra))
+    merged = score.with_supplement(REFERENCE, path)
+    assert merged["savings"]["eager_fused"]["mean_share"] == 0.4
+    assert merged["savings"]["scalars"] == REFERENCE["savings"]["scalars"]  # the first run's
+    assert score.reference_best(merged) == ("eager_fused", 0.4)
+    assert score.with_supplement(REFERENCE, tmp_path / "none.json") is REFERENCE

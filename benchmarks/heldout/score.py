@@ -12,7 +12,9 @@ The advisor's first action is the first one it lists as something to do (`outcom
 "keep" where it lists none. It is matched to the reference variant that makes the same change:
 the same knobs; a `setup_hoist` patch to the hand hoist; another generated patch to the hand
 rewrite of the same code; a placement, the optimizer option or not compiling to the variant of
-that kind ("module", the model compiled in place with the step eager, to "regional"). It is
+that kind ("module", the model compiled in place with the step eager, to "regional"). Variants
+added after the first reference run (`reference/supplement/`, their own baseline beside them)
+join it as shares of their own run's default step. It is
 right when the reference cannot tell it from the best: the matched variant's interval holds the
 best's saving (the decision of record), or both are "keep". An action with no counterpart among
 the variants, or an estimate, is not right: the reference has no number for it.
@@ -110,7 +112,9 @@ def score(reference: Path, sweeps: dict[str, Path]) -> list[dict[str, Any]]:
         path = reference / f"{workload}.json"
         if not path.exists():
             continue
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = with_supplement(
+            json.loads(path.read_text(encoding="utf-8")), reference / "supplement" / path.name
+        )
         best, share = reference_best(data)
         row: dict[str, Any] = {
             "workload": workload,
@@ -134,6 +138,20 @@ def score(reference: Path, sweeps: dict[str, Path]) -> list[dict[str, Any]]:
             }
         rows.append(row)
     return rows
+
+
+def with_supplement(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The reference with the variants a later run added (its own baseline and eager beside
+    them; shares of that run's own default step, the same host): those the first run lacks."""
+    if not path.exists():
+        return data
+    extra = json.loads(path.read_text(encoding="utf-8"))
+    out = {**data, "savings": dict(data["savings"]), "variants": dict(data["variants"])}
+    for name, saving in extra["savings"].items():
+        if name not in out["savings"]:
+            out["savings"][name] = saving
+            out["variants"][name] = extra["variants"][name]
+    return out
 
 
 def _variants(data: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 `VARIANTS[workload]` lists `(name, spec, kind)`: `spec` is `TARGET@MODE[+KEY=VALUE...]` exactly
 as `reference_ab --variant NAME=SPEC` reads it (targets relative to the repository root, where
 reference_ab runs), the first the baseline (`default`); `kind` is the advisor action kind the
-variant stands for: knob, fullgraph, regional, disable, patch, eager, fused, optimizer, step,
+variant stands for: knob, fullgraph, regional, disable, patch, eager, fused, eager_fused
+(nothing compiled, the optimizer fused), optimizer, step,
 keep, hoist (setup moved out of the hot call) or code (a hand rewrite of user code). A variant
 that fails to compile (a `fullgraph` one whose breaks remain) is kept on purpose: it measures
 as failed, which is the answer for that action.
@@ -59,6 +60,7 @@ VARIANTS: dict[str, list[tuple[str, str, str]]] = {
         ("regional", _fix("pml_triplet_train", "regional"), "regional"),
         ("disable", _fix("pml_triplet_train", "disable"), "disable"),
         ("fused", _fix("pml_triplet_train", "fused"), "fused"),
+        ("eager_fused", _fix("pml_triplet_train", "fused", "eager"), "eager_fused"),
     ],
     "vq_train": [
         *_base("vq_train"),
@@ -66,6 +68,7 @@ VARIANTS: dict[str, list[tuple[str, str, str]]] = {
         ("disable", _fix("vq_train", "disable"), "disable"),
         ("regional", _fix("vq_train", "regional", "eager"), "regional"),
         ("fused", _fix("vq_train", "fused"), "fused"),
+        ("eager_fused", _fix("vq_train", "fused", "eager"), "eager_fused"),
     ],
     "dct_compress": [
         *_base("dct_compress"),
@@ -81,6 +84,7 @@ VARIANTS: dict[str, list[tuple[str, str, str]]] = {
         ("hoist_tensor", _fix("msssim_ae_train", "hoist_tensor"), "code"),
         ("regional", _fix("msssim_ae_train", "regional"), "regional"),
         ("fused", _fix("msssim_ae_train", "fused"), "fused"),
+        ("eager_fused", _fix("msssim_ae_train", "fused", "eager"), "eager_fused"),
     ],
     "rotary_attention": [
         *_base("rotary_attention"),
@@ -94,6 +98,7 @@ VARIANTS: dict[str, list[tuple[str, str, str]]] = {
         ("disable", _fix("ema_train", "disable"), "disable"),
         ("regional", _fix("ema_train", "regional"), "regional"),
         ("fused", _fix("ema_train", "fused"), "fused"),
+        ("eager_fused", _fix("ema_train", "fused", "eager"), "eager_fused"),
     ],
     "kmeans_cluster": [
         *_base("kmeans_cluster"),
@@ -106,20 +111,30 @@ VARIANTS: dict[str, list[tuple[str, str, str]]] = {
         ("disable", _fix("zuko_nsf_train", "disable"), "disable"),
         ("regional", _fix("zuko_nsf_train", "regional", "eager"), "regional"),
         ("fused", _fix("zuko_nsf_train", "fused"), "fused"),
+        ("eager_fused", _fix("zuko_nsf_train", "fused", "eager"), "eager_fused"),
     ],
 }
 
 
-def command(workload: str, rounds: int = 5, seconds: float = 1.0) -> list[str]:
+def command(
+    workload: str, rounds: int = 5, seconds: float = 1.0, only: tuple[str, ...] = ()
+) -> list[str]:
     """The reference_ab command line for one workload, its JSON under
-    reports/benchmarks/heldout/reference/."""
+    reports/benchmarks/heldout/reference/; with `only`, those variants beside the baseline and
+    eager, into reference/supplement/ (a variant added after the first campaign)."""
     args = [sys.executable, "-m", "benchmarks.reference_ab", "--rounds", str(rounds)]
     args += ["--threads", "1", "--seconds", str(seconds)]
     for name, spec, _ in VARIANTS[workload]:
-        args += ["--variant", f"{name}={spec}"]
-    return [*args, "--out", f"reports/benchmarks/heldout/reference/{workload}.json"]
+        if not only or name in ("default", "eager", *only):
+            args += ["--variant", f"{name}={spec}"]
+    folder = "reference/supplement" if only else "reference"
+    return [*args, "--out", f"reports/benchmarks/heldout/{folder}/{workload}.json"]
 
 
 if __name__ == "__main__":
-    for workload in sys.argv[1:] or list(VARIANTS):
-        print(shlex.join(command(workload)))
+    # `--only NAME`: each workload that has NAME, that variant with the baseline and eager
+    only = tuple(sys.argv[2:3]) if sys.argv[1:2] == ["--only"] else ()
+    names = [] if only else sys.argv[1:]
+    for workload in names or list(VARIANTS):
+        if not only or any(name == only[0] for name, _, _ in VARIANTS[workload]):
+            print(shlex.join(command(workload, only=only)))
