@@ -33,6 +33,7 @@ PATCHED = {
     "moe_nonzero_routing": "mask_gather",
     "disabled_helper": "compile_boundary",
 }
+ALTERNATIVES = {"data_dependent_branch": ("tensor_cond",)}
 UNPATCHED = ("item_in_decode_loop", "cold_path_check", "third_party_call")
 
 
@@ -66,7 +67,9 @@ def patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
 def test_the_patch_applies_removes_the_break_and_matches_eager(name: str) -> None:
     sites = sites_of(name)
     plans = patch_plans(sites)
-    assert [p.patch.kind for p in plans if p.patch] == [PATCHED[name]]
+    kinds = [p.patch.kind for p in plans if p.patch]
+    # an if/else of assignments also gets its torch.cond form, measured beside the where
+    assert kinds == [PATCHED[name], *ALTERNATIVES.get(name, ())]
     patch = plans[0].patch
     assert patch is not None and patch.file.startswith(str(ROOT / "scenarios"))
     if shutil.which("git") and (ROOT / ".git").exists():

@@ -23,6 +23,7 @@ the variants, or an estimate, is not right: the reference has no number for it.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -109,12 +110,10 @@ def label(action: dict[str, Any] | None) -> str:
 def score(reference: Path, sweeps: dict[str, Path]) -> list[dict[str, Any]]:
     rows = []
     for workload in VARIANTS:
-        path = reference / f"{workload}.json"
-        if not path.exists():
+        path = _found(reference / f"{workload}.json")
+        if path is None:
             continue
-        data = with_supplement(
-            json.loads(path.read_text(encoding="utf-8")), reference / "supplement" / path.name
-        )
+        data = with_supplement(read_json(path), reference / "supplement" / f"{workload}.json")
         best, share = reference_best(data)
         row: dict[str, Any] = {
             "workload": workload,
@@ -140,12 +139,26 @@ def score(reference: Path, sweeps: dict[str, Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def _found(path: Path) -> Path | None:
+    """The JSON file, or its gzipped copy (the committed references are gzipped)."""
+    gzipped = path.with_name(path.name + ".gz")
+    return path if path.exists() else gzipped if gzipped.exists() else None
+
+
+def read_json(path: Path) -> Any:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def with_supplement(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The reference with the variants a later run added (its own baseline and eager beside
     them; shares of that run's own default step, the same host): those the first run lacks."""
-    if not path.exists():
+    found = _found(path)
+    if found is None:
         return data
-    extra = json.loads(path.read_text(encoding="utf-8"))
+    extra = read_json(found)
     out = {**data, "savings": dict(data["savings"]), "variants": dict(data["variants"])}
     for name, saving in extra["savings"].items():
         if name not in out["savings"]:
