@@ -9,22 +9,21 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 
-from advisor.core.model import BreakSite, Settings
-from advisor.measure import harness, torch_adapter
-from advisor.measure.capture import CaptureSession
+from advisor.core.model import BreakSite
+from advisor.measure import harness
 from advisor.measure.stages import WhatIfPlan, measure_what_if, what_if_plan
 from advisor.measure.workload import load_target
 from advisor.render.patch_files import work_tree
 from advisor.render.view_patches import patch_file_text
+from tests.support.eager_capture import QUICK, captured_sites, eager_backend  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = Settings(warmup=1, repeats=3, budget_s=1.0, min_block_s=1e-3, target_ci=0.0)
+SETTINGS = QUICK
+pytestmark = pytest.mark.usefixtures("eager_backend")
 PATCHED = {
     "print_logging": "side_effect",
     "scalar_bookkeeping": "scalar_bookkeeping",
@@ -37,35 +36,13 @@ ALTERNATIVES = {"data_dependent_branch": ("tensor_cond",)}
 UNPATCHED = ("item_in_decode_loop", "cold_path_check", "third_party_call")
 
 
-@pytest.fixture(autouse=True)
-def _eager_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(
-        torch_adapter,
-        "compile_mode",
-        lambda fn, _backend, fullgraph: torch.compile(fn, backend="eager", fullgraph=fullgraph),
-    )
-    torch_adapter.reset_dynamo()
-    yield
-    torch_adapter.reset_dynamo()
-
-
-def sites_of(name: str) -> tuple[BreakSite, ...]:
-    workload = load_target(name, "cpu")
-    with CaptureSession() as session:
-        call = harness.compiled_call(workload, "eager", False)
-        call()
-        call()
-    torch_adapter.reset_dynamo()
-    return session.result().sites
-
-
 def patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
     return [p for p in what_if_plan(sites) if p.kind == "patch"]
 
 
 @pytest.mark.parametrize("name", sorted(PATCHED))
 def test_the_patch_applies_removes_the_break_and_matches_eager(name: str) -> None:
-    sites = sites_of(name)
+    sites = captured_sites(name)
     plans = patch_plans(sites)
     kinds = [p.patch.kind for p in plans if p.patch]
     # an if/else of assignments also gets its torch.cond form, measured beside the where
@@ -94,4 +71,4 @@ def test_the_patch_applies_removes_the_break_and_matches_eager(name: str) -> Non
 
 @pytest.mark.parametrize("name", UNPATCHED)
 def test_no_patch_where_no_rewrite_knows_the_pattern(name: str) -> None:
-    assert patch_plans(sites_of(name)) == []
+    assert patch_plans(captured_sites(name)) == []
