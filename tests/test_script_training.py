@@ -97,3 +97,15 @@ def test_an_optimizer_held_deeper_is_found_once_it_has_stepped() -> None:
     runner._stepped(deep)
     runner._stepped(deep)
     assert runner.optimizers() == {"stepped[0] (SGD)": deep}
+
+
+def test_a_script_paused_at_one_call_leaves_no_step_hook(loop_workload) -> None:  # type: ignore[no-untyped-def]
+    # an inference script's runner stays paused for good: a hook left behind would be traced
+    # into every later compile of an optimizer step in this process (a recompile seen in
+    # test_train_scenarios when it ran after the script tests)
+    from advisor.measure.script_load import ScriptRunner
+
+    spec = dataclasses.replace(loop_workload.fn.runner.spec, unit="call")
+    runner = ScriptRunner(spec)
+    runner.resume()  # paused at the measured callable's first call, for good
+    assert runner.calls == 1 and runner._unhook is None and runner.stepped == []

@@ -107,7 +107,10 @@ class ScriptRunner:
 
     def _main(self) -> ScriptEnd:
         in_script = lambda: greenlet.getcurrent() is self.script  # noqa: E731
-        self._unhook = torch_adapter.record_optimizer_steps(self._stepped)
+        # only a loop timed by iteration is a training step whose optimizers are planned; a
+        # script paused for good at one call must leave no hook behind in this process
+        if self.spec.unit == "iteration":
+            self._unhook = torch_adapter.record_optimizer_steps(self._stepped)
         try:
             with intercepted(self._handle, in_script) as interceptor:
                 self.interceptor = interceptor
