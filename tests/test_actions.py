@@ -103,28 +103,30 @@ def test_a_cheaper_first_call_never_drops_a_larger_saving() -> None:
     assert run_advise(what_ifs=[leader, apart]).actions[0].kind == "regional"
 
 
+def knob_what_if(saving_ms: float, ci: tuple[float, float]) -> WhatIf:
+    """The print's knob, measured in four processes with this saving and interval."""
+    return what_if(
+        variant_ms=0.1 - saving_ms,
+        saving_ms=saving_ms,
+        saving_ci_ms=ci,
+        replication=replicated(4.0),
+    )
+
+
 def test_of_tied_actions_the_narrowest_change_leads_whichever_saved_more() -> None:
     # nf_spline in the held-out reruns campaign: a knob and fullgraph=True tie at ~42% of the
     # step; the run decided which saved the more, so each run led with the other
-    def knob(saving_ms: float, ci: tuple[float, float]) -> WhatIf:
-        return what_if(
-            variant_ms=0.1 - saving_ms,
-            saving_ms=saving_ms,
-            saving_ci_ms=ci,
-            replication=replicated(4.0),
-        )
-
     placed = placement("disable", 0.06, (0.03, 0.05), replication=replicated(4.2))
     for knob_saving in (0.045, 0.035):  # ahead of the placement's 0.04, then behind it
         low, high = knob_saving - 0.01, knob_saving + 0.01
-        actions = run_advise(what_ifs=[knob(knob_saving, (low, high)), placed]).actions
+        actions = run_advise(what_ifs=[knob_what_if(knob_saving, (low, high)), placed]).actions
         assert [a.kind for a in actions[:2]] == ["disable", "knob"]
     # a placement the knob's interval leaves out is not a tie: the knob leads
     behind = placement("disable", 0.07, (0.025, 0.035), replication=replicated(4.2))
-    assert run_advise(what_ifs=[knob(0.05, (0.04, 0.06)), behind]).actions[0].kind == "knob"
+    assert run_advise(what_ifs=[knob_what_if(0.05, (0.04, 0.06)), behind]).actions[0].kind == "knob"
     # a tied placement whose compile is dearer still leads: its first call is its break-even
     dear = placement("disable", 0.06, (0.03, 0.05), replication=replicated(5.0))
-    actions = run_advise(what_ifs=[knob(0.045, (0.035, 0.055)), dear]).actions
+    actions = run_advise(what_ifs=[knob_what_if(0.045, (0.035, 0.055)), dear]).actions
     assert actions[0].kind == "disable"
 
 
@@ -165,28 +167,19 @@ def test_a_measured_variant_faster_than_eager_goes_before_running_eagerly() -> N
     assert advice.ledger is not None and advice.ledger.projection_basis == "estimate"
 
 
-def scalar_knob(saving_ms: float, ci: tuple[float, float]) -> WhatIf:
-    return what_if(
-        variant_ms=0.1 - saving_ms,
-        saving_ms=saving_ms,
-        saving_ci_ms=ci,
-        replication=replicated(4.0),
-    )
-
-
 def test_not_compiling_leads_only_where_no_compiled_arm_comes_near_it() -> None:
     # #59's signal chain: the knob measured the larger saving, its interval overlapping not
     # compiling's, whose first call is far cheaper: the knob leads
     eager = mode("eager", 0.08)
-    bigger = run_advise(eager=eager, what_ifs=[scalar_knob(0.025, (0.012, 0.038))]).actions
+    bigger = run_advise(eager=eager, what_ifs=[knob_what_if(0.025, (0.012, 0.038))]).actions
     assert [a.kind for a in bigger[:2]] == ["knob", "eager"]
     assert bigger[0].first_call_s == 4.0
     # a knob a rerun could not tell from not compiling leads too, though it saved less here:
     # it is the narrower change
-    close = run_advise(eager=eager, what_ifs=[scalar_knob(0.015, (0.008, 0.024))]).actions
+    close = run_advise(eager=eager, what_ifs=[knob_what_if(0.015, (0.008, 0.024))]).actions
     assert [a.kind for a in close[:2]] == ["knob", "eager"]
     # one whose interval leaves not compiling's saving out does not
-    short = run_advise(eager=eager, what_ifs=[scalar_knob(0.012, (0.008, 0.016))]).actions
+    short = run_advise(eager=eager, what_ifs=[knob_what_if(0.012, (0.008, 0.016))]).actions
     assert [a.kind for a in short[:2]] == ["eager", "knob"]
 
 

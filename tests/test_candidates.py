@@ -10,7 +10,7 @@ import pytest
 
 from advisor.core.model import BreakSite, Candidate, Location
 from advisor.core.taxonomy import Knob
-from advisor.measure import candidates
+from advisor.measure import candidates, stages
 from advisor.measure.candidates import LIBRARY, NO_KNOB, plan_candidates
 from advisor.measure.stages import what_if_plan
 from advisor.render import search_words
@@ -54,7 +54,7 @@ def test_too_many_knobs_to_pair_is_said_once(monkeypatch: pytest.MonkeyPatch) ->
     knobs = [Knob(f"k{i}=True", f"k{i}", "true", "rewrite") for i in range(5)]
     sites = tuple(scalar_site(f"B{i + 1}") for i in range(5))
     lookup = {s.id: k for s, k in zip(sites, knobs, strict=True)}
-    monkeypatch.setattr(candidates, "knob_for", lambda site: lookup.get(site.id))
+    monkeypatch.setattr(stages, "knob_for", lambda site: lookup.get(site.id))
     skipped = [c for c in candidates._combination_skips(sites) if not c.planned]
     assert len(skipped) == 1 and "5 knobs" in skipped[0].why
     assert set(skipped[0].sites) == {s.id for s in sites}

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 from advisor.core.model import BreakSite, Candidate, Patch
 from advisor.core.taxonomy import (
-    Knob,
     category_for,
     in_library,
     is_ddp_break,
     knob_combinations,
     knob_for,
     noop_for,
-    setup_frames,
 )
-from advisor.measure.rewrite import patch_for
-from advisor.measure.rewrite.hoist import hoist_patch_for
-from advisor.measure.stages import WhatIfPlan, knobs_to_combine
+from advisor.measure.stages import WhatIfPlan, knob_groups, knobs_to_combine, patch_outcome
 
 NO_KNOB = "no Dynamo knob removes this kind of break"
 NO_REWRITE = "no rewrite of the user's code applies"
@@ -74,22 +70,18 @@ def _patch_candidate(site: BreakSite, mine: list[WhatIfPlan]) -> Candidate:
     planned = next((p.patch for p in mine if p.patch is not None), None)
     if planned is not None:
         return Candidate(ids, "patch", planned.kind, True)
-    if in_library(site):
-        found = hoist_patch_for(site) if setup_frames(site) else None
-        why = LIBRARY if found is None else getattr(found, "reason", NO_REWRITE)
-        return Candidate(ids, "patch", "setup_hoist", False, why)
-    found = patch_for(site.where.file, site.where.line, category_for(site).key)
+    # planning keeps the patches it found, not the refusals: asked again for why
+    found = patch_outcome(site)
+    label = "setup_hoist" if in_library(site) else "rewrite"
+    if found is None:
+        return Candidate(ids, "patch", label, False, LIBRARY)
     why = NO_REWRITE if isinstance(found, Patch) else found.reason
-    return Candidate(ids, "patch", "rewrite", False, why)
+    return Candidate(ids, "patch", label, False, why)
 
 
 def _combination_skips(sites: tuple[BreakSite, ...]) -> list[Candidate]:
     """Pairs of knobs not planned (too many knobs), said once for the breaks they aim at."""
-    by_knob: dict[Knob, list[BreakSite]] = {}
-    for site in sites:
-        knob = knob_for(site)
-        if knob is not None:
-            by_knob.setdefault(knob, []).append(site)
+    by_knob = knob_groups(sites)
     _, why = knob_combinations(knobs_to_combine(by_knob))
     if why is None:
         return []

@@ -156,12 +156,17 @@ def roots_compiled(workload: Workload) -> bool:
     return workload.compiled_module is not None or torch_adapter.is_module(workload.fn)
 
 
+def script_loop(workload: Workload) -> bool:
+    """One iteration of a user's script's own loop (`script_load`): its optimizers are the ones
+    the loop steps, and its body is the script's, not a function to compile whole."""
+    return callable(getattr(workload.fn, "optimizers_stepped", None))
+
+
 def optimizers_held(workload: Workload) -> dict[str, Any]:
     """The optimizers a training step holds (closure cells, globals, bound self, arguments);
     for one iteration of a script's loop, those the loop steps."""
-    stepped = getattr(workload.fn, "optimizers_stepped", None)
-    if callable(stepped):
-        return dict(stepped())
+    if script_loop(workload):
+        return dict(workload.fn.optimizers_stepped())  # type: ignore[attr-defined]
     found: dict[str, Any] = {}
     for name, value in _held_by(workload.fn, workload.args, dict(workload.kwargs)):
         if torch_adapter.is_optimizer(value) and all(value is not v for v in found.values()):

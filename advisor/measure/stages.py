@@ -50,7 +50,7 @@ from advisor.measure.allocator import allocator_variant
 from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
-from advisor.measure.rewrite import alternative_patches, patch_for
+from advisor.measure.rewrite import Refusal, alternative_patches, patch_for
 from advisor.measure.rewrite.hoist import KIND as HOIST_KIND
 from advisor.measure.rewrite.hoist import hoist_patch_for
 from advisor.measure.training_variants import planned_kinds, training_variant
@@ -185,12 +185,10 @@ def allocator_planned(trace: ProfileTrace | None) -> bool:
 
 
 def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
-    by_knob: dict[Knob, list[BreakSite]] = {}
+    by_knob = knob_groups(sites)
     by_noop: dict[str, list[BreakSite]] = {}
     for site in sites:
-        knob, noop = knob_for(site), noop_for(site)
-        if knob is not None:
-            by_knob.setdefault(knob, []).append(site)
+        noop = noop_for(site)
         if noop is not None:
             by_noop.setdefault(noop, []).append(site)
     patches = _patch_plans(sites)
@@ -215,6 +213,25 @@ def _plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
     if any(is_training_call(s) for s in sites):
         plans.append(WhatIfPlan("split", sites))
     return plans
+
+
+def knob_groups(sites: tuple[BreakSite, ...]) -> dict[Knob, list[BreakSite]]:
+    """The breaks by the knob that could remove each (breaks no knob touches left out)."""
+    by_knob: dict[Knob, list[BreakSite]] = {}
+    for site in sites:
+        knob = knob_for(site)
+        if knob is not None:
+            by_knob.setdefault(knob, []).append(site)
+    return by_knob
+
+
+def patch_outcome(site: BreakSite) -> Patch | Refusal | None:
+    """The patch of the user's code for a break, or why there is none: its own line where it
+    is the user's code; for library code, the setup the user's line repeats built once (None:
+    the break's stack passes through no setup call)."""
+    if in_library(site):  # the user's code builds the library's object on every call
+        return hoist_patch_for(site)
+    return patch_for(site.where.file, site.where.line, category_for(site).key)
 
 
 def _combination_plans(by_knob: dict[Knob, list[BreakSite]]) -> list[WhatIfPlan]:
@@ -249,10 +266,7 @@ def _patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
     by_patch: dict[tuple[str, str], tuple[Patch, list[BreakSite]]] = {}
     setup: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for site in sites:
-        if in_library(site):  # the user's code builds the library's object on every call
-            patch = hoist_patch_for(site)
-        else:
-            patch = patch_for(site.where.file, site.where.line, category_for(site).key)
+        patch = patch_outcome(site)
         found = [patch, *alternative_patches(patch)] if isinstance(patch, Patch) else []
         for each in found:  # the fix, then other forms of it the measurement weighs
             by_patch.setdefault((each.file, each.hunks), (each, []))[1].append(site)

@@ -57,13 +57,8 @@ def training_step(workload: Workload) -> TrainingStep | None:
         optimizers=tuple(optimizers),
         module_compiled=workload.compiled_module is not None,
         modules=tuple(placement.module_roots(workload)),
-        step_compilable=not _script_loop(workload),
+        step_compilable=not placement.script_loop(workload),
     )
-
-
-def _script_loop(workload: Workload) -> bool:
-    """One iteration of a script's own loop (its optimizers are the ones the loop steps)."""
-    return callable(getattr(workload.fn, "optimizers_stepped", None))
 
 
 def planned_kinds(training: TrainingStep | None) -> tuple[str, ...]:
@@ -85,7 +80,7 @@ def training_variant(kind: str, workload: Workload, targets: list[BreakSite]) ->
     module_form = workload.compiled_module is not None
     if kind == "optimizer" and module_form:
         return _optimizer_variant(optimizers, targets)
-    if kind == "step" and module_form and not _script_loop(workload):
+    if kind == "step" and module_form and not placement.script_loop(workload):
         return _step_variant(targets)
     if kind == "fused" and module_form:
         return _optimizer_setting_variant(kind, optimizers, targets, fused_supported)

@@ -66,6 +66,32 @@ def patch_for(file: str, line: int, category: str) -> Patch | Refusal:
     """A patch for the break at `file`:`line`, or why there is none."""
     if not _users_code(file):
         return NOT_USERS_CODE
+    site = _site_at(file, line)
+    if isinstance(site, Refusal):
+        return site
+    first_refusal: Refusal | None = None
+    candidates = _candidates(site)
+    for kind in _order(category):
+        outcome = _rewritten(kind, candidates)
+        if isinstance(outcome, Patch):
+            return outcome
+        first_refusal = first_refusal or outcome
+    assert site.statement is not None
+    return first_refusal or Refusal(f"no rewrite applies to `{brief(site.source, site.statement)}`")
+
+
+def alternative_patches(first: Patch) -> list[Patch]:
+    """Other forms of `first`'s fix at the same line (`ALTERNATIVES`), each measured too."""
+    site = _site_at(first.file, first.line)
+    if isinstance(site, Refusal):
+        return []
+    candidates = _candidates(site)
+    found = [_rewritten(kind, candidates) for kind in ALTERNATIVES.get(first.kind, ())]
+    return [patch for patch in found if isinstance(patch, Patch)]
+
+
+def _site_at(file: str, line: int) -> Site | Refusal:
+    """The file read and the break's line located, with a statement there."""
     source = read_source(file)
     if isinstance(source, Refusal):
         return source
@@ -74,38 +100,27 @@ def patch_for(file: str, line: int, category: str) -> Patch | Refusal:
         return site
     if site.statement is None:
         return Refusal(f"line {line} holds no statement")
+    return site
+
+
+def _candidates(site: Site) -> list[Site]:
+    """The site once per statement its line holds (`if C: x = y` is the `if` and its body)."""
+    return [dataclasses.replace(site, statement=s) for s in statements_at(site)]
+
+
+def _rewritten(kind: str, candidates: list[Site]) -> Patch | Refusal | None:
+    """The first patch the `kind` rewriter gives over the candidates, else its first refusal
+    (None: not its pattern)."""
     first_refusal: Refusal | None = None
-    candidates = [dataclasses.replace(site, statement=s) for s in statements_at(site)]
-    for kind in _order(category):
-        for candidate in candidates:
-            outcome = REWRITERS[kind](candidate)
-            if isinstance(outcome, Rewrite):
-                outcome = build_patch(candidate, outcome)
-                if isinstance(outcome, Patch):
-                    return outcome
-            if isinstance(outcome, Refusal) and first_refusal is None:
-                first_refusal = outcome
-    return first_refusal or Refusal(f"no rewrite applies to `{brief(source, site.statement)}`")
-
-
-def alternative_patches(first: Patch) -> list[Patch]:
-    """Other forms of `first`'s fix at the same line (`ALTERNATIVES`), each measured too."""
-    source = read_source(first.file)
-    if isinstance(source, Refusal):
-        return []
-    site = locate(source, first.line)
-    if isinstance(site, Refusal) or site.statement is None:
-        return []
-    out = []
-    for kind in ALTERNATIVES.get(first.kind, ()):
-        for candidate in [dataclasses.replace(site, statement=s) for s in statements_at(site)]:
-            outcome = REWRITERS[kind](candidate)
-            if isinstance(outcome, Rewrite):
-                built = build_patch(candidate, outcome)
-                if isinstance(built, Patch):
-                    out.append(built)
-                    break
-    return out
+    for candidate in candidates:
+        outcome = REWRITERS[kind](candidate)
+        if isinstance(outcome, Rewrite):
+            outcome = build_patch(candidate, outcome)
+            if isinstance(outcome, Patch):
+                return outcome
+        if isinstance(outcome, Refusal) and first_refusal is None:
+            first_refusal = outcome
+    return first_refusal
 
 
 def _order(category: str) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from advisor.core.model import BreakSite, FunctionEdit, Location, Patch
@@ -297,7 +298,7 @@ def _patch(site: Site, init: FunctionNode, hoist: _Hoist) -> Patch | Refusal:
         qualname = site.qualnames[function]
         first, last = function_span(function)
         shift = _growth(e for e in edits if e.first < first)
-        own = _growth(e for e in edits if first <= e.first <= last + 1 and e.first >= first)
+        own = _growth(e for e in edits if first <= e.first <= last + 1)
         after = span_text(new_lines, first + shift, last + shift + own)
         refused = compile_refusal(qualname, after, "".join(new_lines))
         if refused is not None:
@@ -315,8 +316,9 @@ def _patch(site: Site, init: FunctionNode, hoist: _Hoist) -> Patch | Refusal:
     )
 
 
-def _growth(edits: object) -> int:
-    return sum(len(e.lines) - (e.last - e.first + 1) for e in edits)  # type: ignore[attr-defined]
+def _growth(edits: Iterable[LineEdit]) -> int:
+    """How many lines the edits add (less those they remove)."""
+    return sum(len(e.lines) - (e.last - e.first + 1) for e in edits)
 
 
 def _self_attributes(cls: ast.ClassDef) -> set[str]:
@@ -360,4 +362,4 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-__all__ = ["KIND", "LineEdit", "hoist_patch_for"]
+__all__ = ["KIND", "hoist_patch_for"]

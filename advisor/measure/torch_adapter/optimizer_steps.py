@@ -35,17 +35,15 @@ def record_optimizer_steps(record: Callable[[Any], None]) -> Callable[[], None] 
     return register(hook).remove  # type: ignore[no-any-return]
 
 
-def optimizers_in_frames(frame: FrameType | None, file: str | None = None) -> dict[str, Any]:
+def optimizers_in_frames(frame: FrameType | None) -> dict[str, Any]:
     """The torch optimizers the frames from `frame` outwards hold in their locals, by the name
-    that holds them (`opt`, `accelerator.optimizer`...), innermost first; with `file`, only that
-    file's frames (the script's own)."""
+    that holds them (`opt`, `accelerator.optimizer`...), innermost first."""
     found: dict[str, Any] = {}
     while frame is not None:
-        if file is None or frame.f_code.co_filename == file:
-            for name, value in list(frame.f_locals.items()):
-                for path, optimizer in _optimizers_of(name, value):
-                    if all(optimizer is not seen for seen in found.values()):
-                        found[path] = optimizer
+        for name, value in list(frame.f_locals.items()):
+            for path, optimizer in _optimizers_of(name, value):
+                if all(optimizer is not seen for seen in found.values()):
+                    found[path] = optimizer
         frame = frame.f_back
     return found
 
