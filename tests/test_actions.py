@@ -309,7 +309,9 @@ def test_every_action_names_a_line_the_user_can_change() -> None:
     lib = site(file="/venv/lib/python3.11/site-packages/lib/flow.py",
                reached_from=Location("/home/u/flow.py", 44, "f", "y = t(x)"))  # fmt: skip
     advice = run_advise(lib)
-    (action,) = advice.actions
+    keep, action = advice.actions
+    # only an estimated library change is left: keeping it as it is leads, the change after it
+    assert keep.kind == "keep" and keep.unmeasured == "library"
     assert action.kind == "upstream" and action.where == lib.where
     mine = run_advise(site())
     assert [(a.kind, a.where) for a in mine.actions] == [("isolate", site().where)]
@@ -416,7 +418,7 @@ def test_a_training_break_in_torch_is_the_users_call_only_where_one_reaches_it()
     alone = site(file=adam, gb_code="GB0098", code="func(")
     advice = run_advise(alone)
     assert advice.breaks[0].decision is not None and advice.breaks[0].decision.library
-    assert [a.kind for a in advice.actions] == ["upstream"]
+    assert [a.kind for a in advice.actions] == ["keep", "upstream"]
     assert misplaced(advice.actions, advice.breaks) == []
 
 
@@ -428,3 +430,16 @@ def test_breaks_all_too_small_to_fix_say_nothing_worth_fixing_first() -> None:
     assert prose.action_title(advice.actions[0], report, displayer(report)).startswith(
         "Nothing worth fixing: each break saves too little to act on"
     )
+
+
+def test_an_estimate_of_skipping_guards_never_leads_a_measured_one_can() -> None:
+    from advisor.core.model import Action
+    from advisor.judge.actions import _place_guards
+    from advisor.judge.decide import Step
+
+    step = Step(median_ms=0.1, noise_ms=0.0, threshold_ms=0.0, min_effect_ms=0.0)
+    keep = Action("keep", 0.0, measured=True)
+    estimated = Action("guards", 0.05, safe=False)
+    assert [a.kind for a in _place_guards([keep], estimated, False, step)] == ["keep", "guards"]
+    measured = dataclasses.replace(estimated, measured=True, saving_ci_ms=(0.04, 0.06))
+    assert [a.kind for a in _place_guards([keep], measured, False, step)] == ["guards", "keep"]

@@ -218,7 +218,7 @@ def test_library_break_needs_a_library_change_unless_a_knob_measures_a_fix() -> 
     assert entry.decision is not None and entry.decision.library
     assert entry.verdict == "rewrite"  # the library's code to rewrite: upstream
     # the action is at the library line, never at the user's calling line
-    assert [(a.kind, a.where) for a in advice.actions] == [("upstream", lib.where)]
+    assert [(a.kind, a.where) for a in advice.actions] == [("keep", None), ("upstream", lib.where)]
     # and its estimate is kept apart from the projection
     assert advice.ledger is not None and advice.ledger.library_ms == pytest.approx(entry.cost_ms)
     assert advice.ledger.projected_ms == pytest.approx(advice.ledger.step_ms)

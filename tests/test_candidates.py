@@ -55,7 +55,7 @@ def test_too_many_knobs_to_pair_is_said_once(monkeypatch: pytest.MonkeyPatch) ->
     sites = tuple(scalar_site(f"B{i + 1}") for i in range(5))
     lookup = {s.id: k for s, k in zip(sites, knobs, strict=True)}
     monkeypatch.setattr(stages, "knob_for", lambda site: lookup.get(site.id))
-    skipped = [c for c in candidates._combination_skips(sites) if not c.planned]
+    skipped = [c for c in candidates._combination_skips(sites, []) if not c.planned]
     assert len(skipped) == 1 and "5 knobs" in skipped[0].why
     assert set(skipped[0].sites) == {s.id for s in sites}
 

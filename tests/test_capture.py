@@ -199,3 +199,35 @@ def test_a_library_module_compiled_as_it_is_is_reached_from_no_user_line() -> No
     (site,) = build_capture(records).sites
     assert (site.where.file, site.where.line) == (lib, 120)
     assert site.reached_from is None
+
+
+def test_the_users_line_is_kept_from_a_later_sighting_and_the_stack_from_the_first() -> None:
+    # The user's forward breaks at its call into a library; the first record's traceback lacks
+    # the user's own frame. The library's forward, compiled on its own, meets the break again
+    # with the user's frame just above it: a compiled function, so its line is where the break
+    # is reached from (a script above a compiled library function would not be).
+    lib = "/venv/lib/python3.11/site-packages/lib/loss.py"
+    user = "/home/u/align.py"
+    script = ("/home/u/main.py", 5, "<module>", "out = compiled(x, y)")
+    forward = (lib, 266, "forward", "values = routine(x, y)")
+    setup = (lib, 158, "scaling", "d = max_diameter(x, y)")
+    inner = (lib, 111, "max_diameter", "d = t.norm().item()")
+    call = (user, 12, "forward", "return ot(self.proj(x), y)")
+    records = [
+        _break_record("0/0", f"{lib}:111", [script, forward, setup, inner]),
+        _metrics("0/0", "forward", user, 10, 3),
+        _break_record("1/0", f"{lib}:111", [script, call, forward, setup, inner]),
+        _metrics("1/0", "forward", lib, 250, 2),
+    ]
+    (site,) = build_capture(records).sites
+    assert site.reached_from is not None
+    assert (site.reached_from.file, site.reached_from.line) == (user, 12)
+    assert [(f.function, f.line) for f in site.via] == [("forward", 266), ("scaling", 158)]
+    assert [(f.function, f.line) for f in site.stack] == [
+        ("forward", 266), ("scaling", 158), ("max_diameter", 111)
+    ]  # fmt: skip
+    # the same library function compiled alone under a script: no user line reaches it
+    alone = [records[2], records[3]]
+    alone[0] = _break_record("1/0", f"{lib}:111", [script, forward, setup, inner])
+    (site,) = build_capture(alone).sites
+    assert site.reached_from is None

@@ -14,6 +14,7 @@ from advisor.cli import main
 from advisor.core.artifacts import measurements_to_json
 from advisor.core.model import (
     BreakSite,
+    LibraryOption,
     Location,
     ModeError,
     Note,
@@ -47,6 +48,8 @@ def leaky_report() -> Report:
         Location(TORCH_FILE, 1773, "_call_impl", SOURCE),
         explanation=f"raised in {TORCH_FILE}",
         reached_from=Location(FILE, 12, "forward", SOURCE),
+        stack=(Location(FILE, 12, "forward", SOURCE), Location(TORCH_FILE, 1773, "f", SOURCE)),
+        option=LibraryOption("scale", "Norm", FILE, 3, Location(FILE, 9, "norm", SOURCE), 10),
     )
     site = replace(base.sites[0], where=with_code, also_at=(with_code,))
     entry = replace(base.breaks[0], site=site, causes=(library,))

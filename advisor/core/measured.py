@@ -267,6 +267,23 @@ class GraphRecord:
 
 
 @dataclass(frozen=True)
+class LibraryOption:
+    """A library argument that, left None, makes the library work out a value on every call on
+    the way to the break (`if NAME is None: NAME = ...`), and the class whose constructor takes
+    it and keeps it (`self.NAME = NAME`): passing it there skips that work and its break."""
+
+    name: str
+    owner: str  # the class's qualified name
+    owner_file: str
+    owner_line: int  # the line of its `__init__`
+    computed_at: Location  # the `if NAME is None:` line
+    computed_until: int  # the block's last line (the value is set once a later line runs)
+    # the value the library worked out on the run's inputs, as Python source (None: not
+    # recorded, or not a plain number, string or bool that source can spell)
+    value: str | None = None
+
+
+@dataclass(frozen=True)
 class BreakSite:
     """One graph break as Dynamo reported it: registry code at the line where Dynamo broke.
 
@@ -295,6 +312,10 @@ class BreakSite:
     skipped_frames: tuple[str, ...] = ()
     skip_code: str | None = None  # the chained code that made Dynamo skip, e.g. GB7000 (loop)
     doc_url: str | None = None
+    # The frames from the compiled function's own to `where`, outermost first (first sighting)
+    stack: tuple[Location, ...] = ()
+    # A library argument whose default makes the library compute a value on the way here
+    option: LibraryOption | None = None
 
     @property
     def frame_skipped(self) -> bool:
@@ -327,7 +348,8 @@ class Candidate:
     break, too many knobs to pair)."""
 
     sites: tuple[str, ...]  # the break ids it aims at
-    kind: str  # "knob" | "knobs" (set together) | "patch" | "noop" | "undisable" | "placement"
+    kind: str  # "knob" | "knobs" (set together) | "patch" | "patches" (together) | "noop" |
+    # "undisable" | "placement"
     label: str  # the what-if's key (its knob), or what was considered
     planned: bool
     why: str = ""  # skipped: why, in words a user reads

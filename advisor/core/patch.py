@@ -20,6 +20,9 @@ PATCH_KINDS = (
     "compile_boundary",  # a graph_break() / torch.compiler.disable boundary the body does not need
     "setup_hoist",  # an object built (or set up) on every call: built once, in `__init__`
     "tensor_cond",  # an `if` on a tensor value, as torch.cond (only the branch taken runs)
+    "kept_tensor",  # `obj.attr = t.tolist()` in the compiled call: the attribute kept a tensor
+    "combined",  # several of the above in one file, applied together (`Patch.parts`)
+    "library_option",  # an argument a library works out when None, passed to its constructor
 )
 
 
@@ -40,6 +43,15 @@ class FunctionEdit:
     before: str
     after: str
     unwrap: bool = False
+
+
+@dataclass(frozen=True)
+class PatchPart:
+    """One patch of a `combined` patch: its kind, the break's line and its names."""
+
+    kind: str
+    line: int
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,10 @@ class Patch:
     # kind "setup_hoist": the statements the patch adds to `__init__` (run once on each live
     # instance of the class when the patch is installed in a process that already built it)
     setup: tuple[str, ...] = ()
+    # kind "combined": the patches applied together, in order (each alone is measured too: two
+    # breaks in one function often pay only once both are gone, the graph staying split at the
+    # other)
+    parts: tuple[PatchPart, ...] = ()
 
 
 def lf_text(text: str) -> str:

@@ -27,6 +27,7 @@ from advisor.core.model import (
     BreakEntry,
     BreakSite,
     GraphRecord,
+    LibraryOption,
     Location,
     ModeError,
     ModeResult,
@@ -90,6 +91,8 @@ class Redactor:
             reached_from=self.location(site.reached_from),
             also_at=tuple(self.location(a) for a in site.also_at),  # type: ignore[misc]
             via=tuple(self.location(v) for v in site.via),  # type: ignore[misc]
+            stack=tuple(self.location(v) for v in site.stack),  # type: ignore[misc]
+            option=self.option(site.option),
             explanation=self.text(site.explanation) or "",
             hints=tuple(self.text(h) or "" for h in site.hints),
         )
@@ -129,6 +132,13 @@ class Redactor:
 
     def action(self, action: Action) -> Action:
         return replace(action, where=self.location(action.where), patch=self.patch(action.patch))
+
+    def option(self, option: LibraryOption | None) -> LibraryOption | None:
+        if option is None:
+            return None
+        where = self.location(option.computed_at)
+        assert where is not None
+        return replace(option, owner_file=self.path(option.owner_file) or "", computed_at=where)
 
     def patch(self, patch: Patch | None) -> Patch | None:
         """A patch without its source text (the functions' text and the diff): its kind, line,

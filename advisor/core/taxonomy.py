@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeVar
 
 from advisor.core.model import BreakSite, Location
 from advisor.core.paths import is_installed
+
+T = TypeVar("T")
 
 FIXES = ("isolate", "rewrite", "delete")
 
@@ -74,14 +77,18 @@ def knob_combinations(knobs: list[Knob]) -> tuple[list[tuple[Knob, ...]], str | 
     """Which combinations of distinct break-removing knobs to measure (each alone is measured
     on its own): every pair, and all together where there are three or more; past
     `MAX_PAIRED_KNOBS`, all together only. The second value says why pairs were skipped."""
-    knobs = [k for k in knobs if k.kind == "knob" and not k.parts]
-    if len(knobs) < 2:
+    return pairs_and_all([k for k in knobs if k.kind == "knob" and not k.parts], "knobs")
+
+
+def pairs_and_all(items: list[T], noun: str) -> tuple[list[tuple[T, ...]], str | None]:
+    """Every pair of `items` and all of them together (three or more); past
+    `MAX_PAIRED_KNOBS`, all together only, and why pairs were skipped (`noun`: what they are)."""
+    if len(items) < 2:
         return [], None
-    everything = [tuple(knobs)] if len(knobs) > 2 else []
-    if len(knobs) > MAX_PAIRED_KNOBS:
-        why = f"{len(knobs)} knobs: their pairs were not measured, all together was"
-        return everything, why
-    pairs = [(a, b) for i, a in enumerate(knobs) for b in knobs[i + 1 :]]
+    everything = [tuple(items)] if len(items) > 2 else []
+    if len(items) > MAX_PAIRED_KNOBS:
+        return everything, f"{len(items)} {noun}: their pairs were not measured, all together was"
+    pairs = [(a, b) for i, a in enumerate(items) for b in items[i + 1 :]]
     return pairs + everything, None
 
 

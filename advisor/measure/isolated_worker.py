@@ -25,6 +25,7 @@ from advisor.measure import environment, harness
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import pinned
 from advisor.measure.isolate import Task, TaskResult
+from advisor.measure.library_option import with_library_options
 from advisor.measure.quiet import muted_dynamo_warnings
 from advisor.measure.stages import measure_what_if, warm_default_stage
 from advisor.measure.training_variants import training_step
@@ -81,6 +82,7 @@ def _default(task: Task, workload: Workload) -> TaskResult:
     )
     run = harness.measure(workload, task.settings, task.device, options=options)
     capture = dataclasses.replace(session.result(), training=training_step(workload))
+    capture = dataclasses.replace(capture, sites=with_library_options(capture.sites, workload))
     notes = [*run.notes, *capture.notes]
     trace = guards = None
     if "default" in run.calls:

@@ -243,3 +243,32 @@ def _kept_lines(edit: FunctionEdit) -> dict[int, int]:
     before, after = lf_text(edit.before).splitlines(), lf_text(edit.after).splitlines()
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     return {b + k: a + k for a, b, size in matcher.get_matching_blocks() for k in range(size)}
+
+
+class SetOption:
+    """A `library_option` patch installed: the argument set on every live object of its class
+    while entered (`self.NAME = value`, as its constructor would have kept it), the objects'
+    own values put back on exit, so a process that measures other arms after it is unchanged."""
+
+    def __init__(self, patch: Patch) -> None:
+        init = patch.edits[0] if patch.edits else None
+        if init is None or len(patch.names) < 3:
+            raise NotInstallable("the option patch names no class and argument")
+        self._name, self._value = patch.names[0], ast.literal_eval(patch.names[1])
+        self._owner, self._file = init.qualname.rsplit(".", 1)[0], patch.file
+        self._instances: list[object] | None = None  # found at the first entry: built by then
+        self._saved: list[object] = []
+
+    def __enter__(self) -> SetOption:
+        if self._instances is None:
+            self._instances = _instances(self._owner, self._file)
+        if not self._instances:
+            raise NotInstallable(f"no live {self._owner} to pass `{self._name}` to")
+        self._saved = [getattr(obj, self._name, None) for obj in self._instances]
+        for obj in self._instances:
+            setattr(obj, self._name, self._value)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for obj, value in zip(self._instances or [], self._saved, strict=True):
+            setattr(obj, self._name, value)

@@ -28,6 +28,7 @@ from advisor.measure import environment, harness, lockstep, placement
 from advisor.measure.candidates import plan_candidates
 from advisor.measure.capture import CaptureSession
 from advisor.measure.cpus import fitting_threads, pinned
+from advisor.measure.library_option import with_library_options
 from advisor.measure.stages import measure_what_if, warm_default_stage, what_if_plan
 from advisor.measure.training_variants import training_step
 from advisor.measure.workload import Workload
@@ -148,7 +149,9 @@ def _measure(
     run = harness.measure(
         workload, settings, device, options=harness_options, record=collected.record
     )
-    collected.capture = dataclasses.replace(session.result(), training=training_step(workload))
+    capture = dataclasses.replace(session.result(), training=training_step(workload))
+    sites = with_library_options(capture.sites, workload)
+    collected.capture = dataclasses.replace(capture, sites=sites)
     collected.notes += [*run.notes, *collected.capture.notes]
     collected.modes = list(run.modes)
     if not lockstep.agreed(settings, "default" in run.calls):

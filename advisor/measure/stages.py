@@ -42,6 +42,7 @@ from advisor.core.taxonomy import (
     knob_combinations,
     knob_for,
     noop_for,
+    pairs_and_all,
     setup_frames,
     skipped_in_loop,
 )
@@ -50,9 +51,16 @@ from advisor.measure.allocator import allocator_variant
 from advisor.measure.lockstep import unprofiled_calls
 from advisor.measure.profile import profile_calls
 from advisor.measure.quiet import filtered_native_stderr
-from advisor.measure.rewrite import Refusal, alternative_patches, patch_for
+from advisor.measure.rewrite import (
+    REWRITERS,
+    Refusal,
+    alternative_patches,
+    combined_patch,
+    patch_for,
+)
 from advisor.measure.rewrite.hoist import KIND as HOIST_KIND
 from advisor.measure.rewrite.hoist import hoist_patch_for
+from advisor.measure.rewrite.option import option_patch
 from advisor.measure.training_variants import planned_kinds, training_variant
 from advisor.measure.variants import (
     disable_variant,
@@ -280,7 +288,54 @@ def _patch_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
             for s in sites
             if s not in targets and in_library(s) and (s.where.file, s.where.function) in functions
         ]
-    return [WhatIfPlan("patch", tuple(t), patch=p) for p, t in by_patch.values()]
+    plans = [WhatIfPlan("patch", tuple(t), patch=p) for p, t in by_patch.values()]
+    return plans + _patch_combination_plans(plans) + _option_plans(sites)
+
+
+def _option_plans(sites: tuple[BreakSite, ...]) -> list[WhatIfPlan]:
+    """A library option passed (the value the library worked out on these inputs), for the
+    breaks in the work it skips; one plan per option."""
+    by_option: dict[tuple[str, str, str], tuple[Patch, list[BreakSite]]] = {}
+    for site in sites:
+        patch = option_patch(site.option) if site.option is not None else None
+        if patch is not None:
+            key = (patch.file, patch.names[2], patch.names[0])
+            by_option.setdefault(key, (patch, []))[1].append(site)
+    return [WhatIfPlan("patch", tuple(t), patch=p) for p, t in by_option.values()]
+
+
+def patch_combinations(plans: list[WhatIfPlan]) -> tuple[list[list[WhatIfPlan]], str | None]:
+    """The line patches of one file to apply together (pairs, and all of them: see
+    `pairs_and_all`): one per break line, its first form (not the alternatives weighed beside
+    it); the second value says why pairs were skipped."""
+    by_file: dict[str, dict[int, WhatIfPlan]] = {}
+    for plan in plans:
+        patch = plan.patch
+        if patch is not None and patch.kind in REWRITERS:
+            by_file.setdefault(patch.file, {}).setdefault(patch.line, plan)
+    groups: list[list[WhatIfPlan]] = []
+    why = None
+    for lines in by_file.values():
+        combos, skipped = pairs_and_all(sorted(lines.values(), key=_patch_line), "patches")
+        groups += [list(c) for c in combos]
+        why = why or skipped
+    return groups, why
+
+
+def _patch_line(plan: WhatIfPlan) -> int:
+    return plan.patch.line if plan.patch is not None else 0
+
+
+def _patch_combination_plans(plans: list[WhatIfPlan]) -> list[WhatIfPlan]:
+    """Patches applied together where a file has several: each alone can leave the graph split
+    at the other's break and measure nothing (a refusal to combine drops that set)."""
+    out = []
+    for group in patch_combinations(plans)[0]:
+        patch = combined_patch([p.patch for p in group if p.patch is not None])
+        if isinstance(patch, Patch):
+            targets = {t.id: t for p in group for t in p.targets}
+            out.append(WhatIfPlan("patch", tuple(targets.values()), patch=patch))
+    return out
 
 
 def measure_what_if(

@@ -20,7 +20,8 @@ from typing import Any
 
 from advisor.core.model import BreakSite, CodeUnit, Location, Patch, WhatIf
 from advisor.measure import harness, placement, torch_adapter
-from advisor.measure.patching import InstalledPatch, NotInstallable
+from advisor.measure.patching import InstalledPatch, NotInstallable, SetOption
+from advisor.measure.rewrite.option import KIND as OPTION_KIND
 from advisor.measure.whatif import Variant
 from advisor.measure.workload import Workload
 
@@ -204,7 +205,8 @@ def undisable_variant(targets: list[BreakSite]) -> Variant | None:
 def patch_record(patch: Patch, targets: tuple[BreakSite, ...], status: str = "measured") -> WhatIf:
     """How a patch what-if is named in the records: by its kind and the line it rewrites."""
     ids = tuple(t.id for t in targets)
-    key = f"patch:{patch.kind}@{patch.line}"
+    lines = "+".join(str(part.line) for part in patch.parts) or str(patch.line)
+    key = f"patch:{patch.kind}@{lines}"
     subject = CodeUnit(patch.edits[0].qualname, patch.edits[0].qualname.rsplit(".", 1)[-1])
     where = Location(patch.file, patch.edits[0].first_line, subject.path)
     return WhatIf(
@@ -226,7 +228,9 @@ def patch_variant(patch: Patch, targets: list[BreakSite]) -> Variant:
     that one-line reason."""
     record = patch_record(patch, tuple(targets))
     try:
-        installed = InstalledPatch(patch)
+        installed: InstalledPatch | SetOption = (
+            SetOption(patch) if patch.kind == OPTION_KIND else InstalledPatch(patch)
+        )
     except NotInstallable as exc:
         reason = exc
 

@@ -251,11 +251,15 @@ def _compile_failed(action: Action, ctx: ActionContext, display: Display) -> str
 
 
 def _keep(action: Action, ctx: ActionContext, display: Display) -> str:
-    what = (
-        "Nothing worth fixing: each break saves too little to act on (its verdict says why)"
-        if ctx.has_breaks
-        else "Nothing to fix: one graph, no break"
-    )
+    if action.unmeasured == "library":
+        what = (
+            "Keep it as it is: nothing tried from your side measured a saving; what is left "
+            "is a change to library code (below, estimated)"
+        )
+    elif ctx.has_breaks:
+        what = "Nothing worth fixing: each break saves too little to act on (its verdict says why)"
+    else:
+        what = "Nothing to fix: one graph, no break"
     if ctx.eager_ratio is not None:
         return f"{what}; compiled it runs {ctx.eager_ratio:.2f}x of eager"
     return what
@@ -298,6 +302,9 @@ def _patch(action: Action, ctx: ActionContext, display: Display) -> str | Title:
     head = (
         f"Apply this patch at {location(action.where, display)}: {patch_summary(patch)} ({basis})"
     )
+    if patch.kind == "library_option":  # no line of the user's: the library class names it
+        summary = patch_summary(patch)
+        head = f"{summary[:1].upper()}{summary[1:]} ({basis})"
     caveat = patch_caveat(patch)
     return Title(head, caveat, "; ") if caveat else head
 

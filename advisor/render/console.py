@@ -306,7 +306,7 @@ def _patches(v: ReportView) -> list[RenderableType]:
         out += [Text(""), _text(f"Patch {p.name}: {p.label}"), _labelled("-", p.outcome)]
         if p.caveat:
             out.append(_labelled("-", p.caveat))
-        diff = p.diff.rstrip("\n") or f"({REDACTED_DIFF})"
+        diff = p.diff.rstrip("\n") or f"({p.no_diff or REDACTED_DIFF})"
         out.append(Padding(_text(diff), (0, 0, 0, NOTE_INDENT)))
     return out
 

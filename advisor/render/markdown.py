@@ -64,7 +64,7 @@ def render_markdown(report: Report) -> str:
     view = build_view(report)
     template = environment().get_template("report.md.j2")
     diffs = [
-        md_fenced(p.diff.rstrip("\n"), "diff") if p.diff else f"({REDACTED_DIFF})"
+        md_fenced(p.diff.rstrip("\n"), "diff") if p.diff else f"({p.no_diff or REDACTED_DIFF})"
         for p in view.patches
     ]
     return template.render(v=view, tables=_tables(view), tails=_tails(view), diffs=diffs)

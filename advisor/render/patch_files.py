@@ -41,7 +41,10 @@ def write_patches(report: Report, folder: Path) -> list[WrittenPatch]:
     patched = [
         w.patch
         for w in report.what_ifs
-        if w.kind == WhatIfKind.PATCH and w.patch is not None and not w.patch.redacted
+        if w.kind == WhatIfKind.PATCH
+        and w.patch is not None
+        and not w.patch.redacted
+        and w.patch.hunks  # an argument passed to a library: no file of the user's to patch
     ]
     if not patched:
         return []

@@ -422,7 +422,10 @@ def _all_fixed_source(ledger: Ledger) -> str:
     source = ledger.measured_all_fixed_source or "fullgraph"
     if source.startswith("patch:"):  # a patch what-if's key: `patch:KIND@LINE`
         kind, _, line = source.removeprefix("patch:").partition("@")
-        return f"the {kind.replace('_', ' ')} patch at line {line}"
+        if kind == "library_option":
+            return "the library option"
+        lines = line.replace("+", " and ")  # a combined patch's key: `@328+331`
+        return f"the {kind.replace('_', ' ')} patch at line{'s' if '+' in line else ''} {lines}"
     return "fullgraph=True" if source == "fullgraph" else knob_code(source)
 
 

@@ -15,6 +15,8 @@ UNMEASURED_WORDS = {
     "kept": "its what-if left the break in place",
     "moved": "its what-if broke the graph again nearby",
     "differs": "its what-if changed the result",
+    "files": "read from your own run's files, nothing was run (the notes give the `advisor run` "
+    "command that measures it)",
 }
 
 
@@ -52,6 +54,8 @@ def _label(c: Candidate) -> str:
         return f"knobs together ({knob_code(c.label)})" if c.planned else "pairs of knobs"
     if c.kind == "patch":
         return f"a `{c.label}` patch" if c.planned else "a patch"
+    if c.kind == "patches":
+        return f"patches together ({c.label})" if c.planned else "sets of patches"
     if c.kind == "noop":
         return f"`{c.label}` made a no-op"
     if c.kind == "undisable":

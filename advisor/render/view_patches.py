@@ -17,7 +17,7 @@ from advisor.core.model import Patch, Report, WhatIf
 from advisor.render import prose
 from advisor.render.actions import what_if_label
 from advisor.render.formatting import Display
-from advisor.render.patch_words import patch_caveat
+from advisor.render.patch_words import patch_caveat, patch_without_diff
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,9 @@ class PatchView:
     label: str  # what it does, where
     outcome: str  # the what-if line: measured saving, no effect, changed output, failed
     caveat: str | None  # what it changes that comparing outputs cannot show
-    diff: str  # unified diff with its header; "" where --redact removed the patch's text
+    diff: str  # unified diff with its header; "" where there is none (see `no_diff`)
     patch: Patch  # the record it shows (a patch action names the same one)
+    no_diff: str = ""  # where `diff` is "": why (--redact took it out, or no file of yours)
 
 
 def patch_views(report: Report, display: Display) -> tuple[PatchView, ...]:
@@ -46,8 +47,9 @@ def _view(index: int, w: WhatIf, display: Display) -> PatchView:
         label=label,
         outcome=prose.what_if_line(w).removeprefix(f"{label}: "),
         caveat=patch_caveat(patch),
-        diff="" if patch.redacted else unified_diff(patch, display(patch.file)),
+        diff="" if patch.redacted or not patch.hunks else unified_diff(patch, display(patch.file)),
         patch=patch,
+        no_diff=REDACTED_DIFF if patch.redacted else patch_without_diff(patch),
     )
 
 

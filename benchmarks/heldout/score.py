@@ -6,6 +6,10 @@
         --sweep before=reports/benchmarks/heldout/sweep_before \\
         --sweep after=reports/benchmarks/heldout/sweep_after --out reports/benchmarks/heldout
 
+`--kept LABEL=FILE` takes a column from an earlier scoring's heldout.json (the sweeps behind
+it are git-ignored and may be gone): the before/after columns stay while a later sweep is
+scored beside them.
+
 The reference's best is the variant with the largest saving (a share of its own default step,
 paired by round) whose 95% interval lies above zero; "keep" (the default step) where none does.
 The advisor's first action is the first one it lists as something to do (`outcome` "do"), or
@@ -139,6 +143,17 @@ def score(reference: Path, sweeps: dict[str, Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def with_kept(rows: list[dict[str, Any]], kept: dict[str, Path]) -> list[dict[str, Any]]:
+    """Each row with the kept labels' cells from an earlier scoring's JSON (read, not judged
+    again: the sweep it scored is not kept)."""
+    for label_, path in kept.items():
+        earlier = {r["workload"]: r for r in read_json(path)["rows"]}
+        for row in rows:
+            cell = earlier.get(row["workload"], {}).get(label_)
+            row[label_] = cell or {"action": "not scored", "matched": None, "right": False}
+    return rows
+
+
 def _found(path: Path) -> Path | None:
     """The JSON file, or its gzipped copy (the committed references are gzipped)."""
     gzipped = path.with_name(path.name + ".gz")
@@ -213,11 +228,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.heldout.score")
     parser.add_argument("--reference", type=Path, required=True)
     parser.add_argument("--sweep", action="append", default=[], help="LABEL=FOLDER")
+    parser.add_argument(
+        "--kept",
+        action="append",
+        default=[],
+        help="LABEL=heldout.json: that label's column from an earlier scoring (its sweep gone)",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     sweeps = {s.split("=", 1)[0]: Path(s.split("=", 1)[1]) for s in args.sweep}
-    rows = score(args.reference, sweeps)
-    labels = list(sweeps)
+    kept = {s.split("=", 1)[0]: Path(s.split("=", 1)[1]) for s in args.kept}
+    rows = with_kept(score(args.reference, sweeps), kept)
+    labels = [*kept, *sweeps]
     totals = {x: sum(r[x]["right"] for r in rows) for x in labels}
     text = "\n\n".join(
         [

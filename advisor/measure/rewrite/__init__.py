@@ -4,7 +4,8 @@
 the break's line and the statement there, and tries the rewriters (the category's own first):
 `side_effect` (delete a print/logging call), `scalar_bookkeeping` (`.item()`/`.tolist()`
 bookkeeping moved into a `torch.compiler.disable`d nested helper), `late_scalar` (a scalar
-that is only returned, converted at the return), `tensor_branch` (`if` on a
+that is only returned, converted at the return), `kept_tensor` (a `.tolist()` stored on an
+object, kept a tensor), `tensor_branch` (`if` on a
 tensor as `torch.where`), `mask_gather` (a nonzero/boolean-mask gather as a masked where),
 `compile_boundary` (drop `graph_break()` and `torch.compiler.disable`). The first that applies
 gives the `Patch`; otherwise a `Refusal` says why in one line. The edit replaces only the lines
@@ -23,17 +24,19 @@ from advisor.core.paths import is_installed
 from advisor.measure.rewrite.boundary import rewrite_compile_boundary
 from advisor.measure.rewrite.branches import rewrite_tensor_branch
 from advisor.measure.rewrite.build import build_patch
+from advisor.measure.rewrite.combine import combine
 from advisor.measure.rewrite.conditional import rewrite_tensor_cond
 from advisor.measure.rewrite.expressions import brief
+from advisor.measure.rewrite.kept_tensor import rewrite_kept_tensor
 from advisor.measure.rewrite.late_scalar import rewrite_late_scalar
 from advisor.measure.rewrite.locate import Site, locate, statements_at
 from advisor.measure.rewrite.masks import rewrite_mask_gather
 from advisor.measure.rewrite.outcome import Refusal, Rewrite
 from advisor.measure.rewrite.scalars import rewrite_scalar_bookkeeping
 from advisor.measure.rewrite.side_effects import rewrite_side_effect
-from advisor.measure.rewrite.source import read_source
+from advisor.measure.rewrite.source import Source, read_source
 
-__all__ = ["CATEGORY_KINDS", "Refusal", "alternative_patches", "patch_for"]
+__all__ = ["CATEGORY_KINDS", "Refusal", "alternative_patches", "combined_patch", "patch_for"]
 
 Rewriter = Callable[[Site], Rewrite | Refusal | None]
 
@@ -45,6 +48,7 @@ REWRITERS: dict[str, Rewriter] = {
     "mask_gather": rewrite_mask_gather,
     "compile_boundary": rewrite_compile_boundary,
     "tensor_cond": rewrite_tensor_cond,
+    "kept_tensor": rewrite_kept_tensor,
 }
 # A patch whose cost the measurement must weigh against another form of the same fix: an `if`
 # as torch.where runs both branches, as torch.cond only the one taken.
@@ -90,11 +94,25 @@ def alternative_patches(first: Patch) -> list[Patch]:
     return [patch for patch in found if isinstance(patch, Patch)]
 
 
+def combined_patch(patches: list[Patch]) -> Patch | Refusal:
+    """The line patches of one file (`REWRITERS` kinds, distinct lines) applied together."""
+    return combine(patches, _rewritten_in)
+
+
+def _rewritten_in(source: Source, line: int, kind: str) -> Patch | Refusal | None:
+    site = _site_in(source, line)
+    return site if isinstance(site, Refusal) else _rewritten(kind, _candidates(site))
+
+
 def _site_at(file: str, line: int) -> Site | Refusal:
     """The file read and the break's line located, with a statement there."""
     source = read_source(file)
     if isinstance(source, Refusal):
         return source
+    return _site_in(source, line)
+
+
+def _site_in(source: Source, line: int) -> Site | Refusal:
     site = locate(source, line)
     if isinstance(site, Refusal):
         return site

@@ -93,6 +93,11 @@ def read_source(file: str) -> Source | Refusal:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as error:
         return Refusal(f"cannot read {file}: {error}")
+    return parse_source(file, text)
+
+
+def parse_source(file: str, text: str) -> Source | Refusal:
+    """`text` (the file's, or the file as patches left it) parsed, or why it cannot be."""
     try:
         tree = ast.parse(text, filename=file)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
