@@ -1,4 +1,4 @@
-"""Command line: `advisor run|judge|show|compare|check|scenarios|sweep` (also
+"""Command line: `advisor run|judge|trace|show|compare|check|scenarios|sweep` (also
 `python -m advisor`)."""
 
 from __future__ import annotations
@@ -141,12 +141,14 @@ def _add_show_and_compare(sub: Any) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from advisor.check_cli import add_check_options
     from advisor.sweep.cli import add_sweep_parser
+    from advisor.trace_cli import add_trace_parser
 
     parser = _Parser(prog="advisor", description="Find, cost and fix torch.compile graph breaks.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_run(sub)
     _add_judge(sub)
+    add_trace_parser(sub)
     _add_show_and_compare(sub)
     sub.add_parser("scenarios", help="list the built-in scenarios")
     check = sub.add_parser("check", help="CI gate: fail when breaks cost more than a baseline")
@@ -205,6 +207,11 @@ def _silence_stdout() -> None:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
         return _cmd_run(args)
+    if args.command == "trace":
+        from advisor.trace_cli import cmd_trace
+
+        written, out_dir = cmd_trace(args, RUN_DIR)
+        return _summary(written, out_dir, args.quiet)
     if args.command == "show":
         return _cmd_show(args)
     if args.command == "judge":

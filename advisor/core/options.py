@@ -210,6 +210,12 @@ def settings_from(values: Mapping[str, Any]) -> Settings:
     )
 
 
+# `Settings.protocol` of measurements read from the files a user's own run left (`advisor
+# trace`), beside "replicated", "quick" and "isolated": no arm was run or timed, so every
+# saving is an estimate and the default mode's times are profiled steps.
+FILES_PROTOCOL = "files"
+
+
 def _protocol(values: Mapping[str, Any]) -> str:
     if values.get("isolate"):
         return "isolated"

@@ -9,7 +9,9 @@ from dataclasses import replace
 from advisor.core import policy
 from advisor.core.artifacts import Capture, Measurements
 from advisor.core.errors import first_line
-from advisor.core.model import ModeResult, Note, Report, Settings
+from advisor.core.kinds import ActionKind
+from advisor.core.model import Action, ModeResult, Note, Report, Settings
+from advisor.core.options import FILES_PROTOCOL
 from advisor.judge import cost
 from advisor.judge.actions import compile_failed_actions
 from advisor.judge.advise import advise, recompile_advice
@@ -55,7 +57,7 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
             report,
             breaks=advice.breaks,
             ledger=advice.ledger,
-            actions=advice.actions,
+            actions=_from_files(advice.actions, settings, m.capture),
             attribution=att.attribution,
             recompiles=advice.recompiles,
             splits=graph_splits(m.capture, att, cost.prices(att).graph_call_us),
@@ -63,6 +65,23 @@ def judge(measurements: Measurements, settings: Settings | None = None) -> Repor
     else:
         report = replace(report, actions=compile_failed_actions(dict_of(m.modes)))
     return replace(report, warnings=tuple(notes))
+
+
+def _from_files(
+    actions: tuple[Action, ...], settings: Settings, capture: Capture
+) -> tuple[Action, ...]:
+    """Read from files, every saving an action holds is an estimate, whatever the judge would
+    otherwise say stopped it being measured (no what-if was planned, none could fail). Without
+    the compile side (a profile alone) no break is known, so "nothing to fix" is not either."""
+    if settings.protocol != FILES_PROTOCOL:
+        return actions
+    return tuple(
+        replace(a, unmeasured=FILES_PROTOCOL)
+        if not a.measured and a.saving_ms is not None and a.kind != ActionKind.KEEP
+        else a
+        for a in actions
+        if capture.frames or a.kind != ActionKind.KEEP
+    )
 
 
 def dict_of(modes: tuple[ModeResult, ...]) -> dict[str, ModeResult]:

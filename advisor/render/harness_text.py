@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from advisor.core import policy, replication
 from advisor.core.model import Report
+from advisor.core.options import FILES_PROTOCOL
 
 
 def harness_text(report: Report) -> str:
     """How the report's numbers were measured, in one line (the report's "harness")."""
     st = report.settings
+    if st.protocol == FILES_PROTOCOL:
+        return _files_harness(report)
     if st.protocol == "replicated" and st.ranks <= 1:
         return _replicated_harness(report)
     rounds = (
@@ -37,6 +40,22 @@ def harness_text(report: Report) -> str:
             "other (not interleaved: drift between modes is not cancelled)"
         )
     return text
+
+
+def _files_harness(report: Report) -> str:
+    """Read from the files a user's own run left (`advisor trace`): nothing was timed here."""
+    default = report.mode("default")
+    steps = default.latency.n if default and default.latency else 0
+    profiled = (
+        f"the default mode's times are its {steps} profiled steps, the profiler's overhead included"
+        if steps
+        else "no profile, so nothing is timed"
+    )
+    return (
+        f"read from your own run's files ({report.workload.target}): nothing was run or timed "
+        f"here; {profiled}; no eager or fullgraph mode and no what-if, so every saving is an "
+        "estimate"
+    )
 
 
 def _replicated_harness(report: Report) -> str:

@@ -126,6 +126,41 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         "only the eager gaps"
     ),
     "partial_analysis_failed": lambda n: f"analysis of the partial run failed: {n.detail}",
+    # read from the files a user's own run left (`advisor trace`)
+    "profiled_step_times": lambda n: (
+        f"the default mode's times are the {_int(n, 'steps')} profiled steps ({n.subject}) of "
+        "your own run, the profiler's overhead included: the files hold no unprofiled timing, "
+        "so shares are sound and milliseconds run high by what the profiler costs"
+    ),
+    # the command first: the console shows a note on one line, cut at the terminal's width
+    "estimated_from_files": lambda n: (
+        f"to measure these estimates: {n.detail} (every saving here is estimated from your own "
+        "run's profile, none measured: nothing was run)"
+    ),
+    "no_profile": lambda n: (
+        "no profiler trace: the breaks are named and located from the TORCH_TRACE log "
+        f"(compile time {_num(n, 'compile_s'):.2f} s), not costed; a torch.profiler trace of a "
+        "few steps of the same run (a schedule with prof.step(), then export_chrome_trace) "
+        "adds each break's cost per step, the ledger and the actions"
+    ),
+    "no_torch_trace": lambda n: (
+        "no TORCH_TRACE folder, so no break is named or costed (none listed does not mean "
+        f"none): the profile ran the compiled regions {n.subject} in each step, and which "
+        "graph breaks split them, where and why, only the log says; run the job with "
+        "TORCH_TRACE=DIR and give DIR as well"
+    ),
+    "log_truncated": lambda n: (
+        f"the TORCH_TRACE log {n.subject} ends mid-record (the process died while writing?): "
+        "what it recorded before that is used"
+    ),
+    "compiled_not_profiled": lambda n: (
+        f"compiled in the TORCH_TRACE log but never run in the profiled steps: {n.subject} "
+        "(breaks there cost nothing in these steps)"
+    ),
+    "ranks_not_merged": lambda n: (
+        f"the files hold {_int(n, 'ranks')} ranks; this report is rank {_int(n, 'rank')}'s "
+        "alone (choose another with --rank): a report merged across ranks is not built yet"
+    ),
     # compare
     "environment_differs": lambda n: (
         f"{n.subject} differs ({n.detail}): the comparison measures that too"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from advisor.core.model import LatencyStats, ModeResult, Report
+from advisor.core.options import FILES_PROTOCOL
 from advisor.render import prose, ranks
 from advisor.render.alerts import ALERT_NOTES, alerts
 from advisor.render.formatting import (
@@ -196,16 +197,32 @@ def _recompile_rows(report: Report) -> tuple[tuple[str, ...], ...]:
 
 
 QUICK_MARK = " (quick protocol: every arm in one process, not replicated)"
+FILES_MARK = " (from your run's files: every saving estimated)"
 
 
 def _protocol_mark(report: Report) -> str:
-    """The report's first line says when its numbers rest on one process (`--quick`)."""
+    """The report's first line says when its numbers rest on one process (`--quick`), or on
+    nothing run at all (`advisor trace`)."""
+    if report.settings.protocol == FILES_PROTOCOL:
+        return FILES_MARK
     quick = report.settings.protocol == "quick" and not report.settings.isolate
     return QUICK_MARK if quick and report.settings.ranks <= 1 else ""
 
 
 def _environment(report: Report) -> str:
+    """Where it ran; read from files, only what the files say (the parts left unknown are
+    left out rather than shown empty)."""
     env, wl = report.environment, report.workload
+    if report.settings.protocol == FILES_PROTOCOL:
+        return "; ".join(
+            part
+            for part in (
+                wl.device,
+                f"torch {env.torch}" if env.torch else "",
+                f"Python {env.python}" if env.python else "",
+            )
+            if part
+        )
     text = (
         f"{wl.device} ({env.device_name}); torch {env.torch}; Python {env.python}; "
         f"{env.platform}; {env.cpu_threads} CPU threads"

@@ -54,6 +54,33 @@ def _compile_id_of(metadata: dict[str, Any]) -> str | None:
     return f"{prefix}{frame_id}/{frame_compile_id}"
 
 
+def trace_record_from(metadata: dict[str, Any], payload: object = None) -> TraceRecord | None:
+    """The record kept from one structured-trace entry (its metadata dict, as the logger gets it
+    and as a TORCH_TRACE file holds it as JSON), or None for an entry we do not read. The
+    in-process handler and the TORCH_TRACE reader both select through here, so a file gives
+    the records the in-process listener would have kept. The choice never depends on the
+    payload, so a reader can decide before collecting one."""
+    event = next((k for k in _TRACE_EVENTS if k in metadata), None)
+    data: dict[str, Any]
+    if event is not None:
+        body = metadata.get(event)
+        data = dict(body) if isinstance(body, dict) else {}
+        if event == "compilation_metrics":
+            data = {k: data.get(k) for k in _METRIC_KEYS}
+    else:
+        artifact = metadata.get("artifact")
+        if not isinstance(artifact, dict) or artifact.get("name") not in _TRACE_ARTIFACTS:
+            return None
+        event, data = str(artifact["name"]), {}
+    return TraceRecord(
+        event=event,
+        compile_id=_compile_id_of(metadata),
+        attempt=int(metadata.get("attempt") or 0),
+        data=data,
+        payload=payload if isinstance(payload, str) else None,
+    )
+
+
 class _TraceHandler(logging.Handler):
     def __init__(self, sink: list[TraceRecord]) -> None:
         super().__init__(logging.DEBUG)
@@ -63,28 +90,9 @@ class _TraceHandler(logging.Handler):
         metadata = getattr(record, "metadata", None)
         if not isinstance(metadata, dict):
             return
-        event = next((k for k in _TRACE_EVENTS if k in metadata), None)
-        data: dict[str, Any]
-        if event is not None:
-            body = metadata.get(event)
-            data = dict(body) if isinstance(body, dict) else {}
-            if event == "compilation_metrics":
-                data = {k: data.get(k) for k in _METRIC_KEYS}
-        else:
-            artifact = metadata.get("artifact")
-            if not isinstance(artifact, dict) or artifact.get("name") not in _TRACE_ARTIFACTS:
-                return
-            event, data = str(artifact["name"]), {}
-        payload = getattr(record, "payload", None)
-        self._sink.append(
-            TraceRecord(
-                event=event,
-                compile_id=_compile_id_of(metadata),
-                attempt=int(metadata.get("attempt") or 0),
-                data=data,
-                payload=payload if isinstance(payload, str) else None,
-            )
-        )
+        kept = trace_record_from(metadata, getattr(record, "payload", None))
+        if kept is not None:
+            self._sink.append(kept)
 
 
 class StructuredTraceListener:
