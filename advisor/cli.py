@@ -1,4 +1,4 @@
-"""Command line: `advisor run|judge|trace|show|compare|check|scenarios|sweep` (also
+"""Command line: `advisor run|judge|trace|observe|show|compare|check|scenarios|sweep` (also
 `python -m advisor`)."""
 
 from __future__ import annotations
@@ -140,6 +140,7 @@ def _add_show_and_compare(sub: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from advisor.check_cli import add_check_options
+    from advisor.observe_cli import add_observe_parser
     from advisor.sweep.cli import add_sweep_parser
     from advisor.trace_cli import add_trace_parser
 
@@ -149,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_judge(sub)
     add_trace_parser(sub)
+    add_observe_parser(sub)
     _add_show_and_compare(sub)
     sub.add_parser("scenarios", help="list the built-in scenarios")
     check = sub.add_parser("check", help="CI gate: fail when breaks cost more than a baseline")
@@ -212,6 +214,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         written, out_dir = cmd_trace(args, RUN_DIR)
         return _summary(written, out_dir, args.quiet)
+    if args.command == "observe":
+        from advisor.observe_cli import cmd_observe
+
+        judged = cmd_observe(args, RUN_DIR)  # None: a rank other than 0, which judges nothing
+        return 0 if judged is None else _summary(*judged, args.quiet)
     if args.command == "show":
         return _cmd_show(args)
     if args.command == "judge":

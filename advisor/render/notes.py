@@ -161,6 +161,17 @@ _TEXT: dict[str, Callable[[Note], str]] = {
         f"the files hold {_int(n, 'ranks')} ranks; this report is rank {_int(n, 'rank')}'s "
         "alone (choose another with --rank): a report merged across ranks is not built yet"
     ),
+    # `advisor observe`: the user's script run once by the advisor, its files then read
+    "observed_run": lambda n: (
+        f"observed: your script ran once ({n.detail}) in {_num(n, 'wall_s'):.2f} s (its own "
+        f"wall time, profiling included); {_int(n, 'steps')} calls of {n.subject} profiled after "
+        f"{_int(n, 'warmup')} warm calls ({_num(n, 'steps_s') * 1e3:.1f} ms in them; the "
+        f"profiler on for {_num(n, 'profile_s'):.2f} s, its export "
+        f"{_num(n, 'export_s'):.2f} s)"
+    ),
+    "observed_ranks_missing": lambda n: (
+        f"the profiles of ranks {n.subject} were not written in time: they are left out"
+    ),
     # compare
     "environment_differs": lambda n: (
         f"{n.subject} differs ({n.detail}): the comparison measures that too"

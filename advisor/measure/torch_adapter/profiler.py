@@ -6,9 +6,10 @@ tiny-op loop that calibrates the profiler's cost per event, and peak memory over
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,6 +195,45 @@ def recorded_session(
                     probe()
                     synchronize(device)
     return function_events(prof)
+
+
+class StepProfiler:
+    """torch.profiler around a few calls of a user's own run (`advisor observe`): started
+    before the calls, each call inside `record_function(record_name)` with the device
+    synchronised before the record closes (its kernels belong to its step), then stopped and
+    exported as the Chrome trace a user's own profile would be. CUDA activity where a GPU is
+    present (the script chooses its own device)."""
+
+    def __init__(self, record_name: str) -> None:
+        self.record_name = record_name
+        self._prof: Any = None
+
+    def start(self) -> None:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU]
+        if torch.cuda.is_available():
+            activities.append(ProfilerActivity.CUDA)
+        self._prof = profile(activities=activities)
+        self._prof.start()
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        import torch
+
+        with torch.profiler.record_function(self.record_name):
+            yield
+            synchronize_if_initialised()
+
+    def stop(self, export_to: str | None) -> None:
+        """Stop recording; write the Chrome trace to `export_to` (None: discard it)."""
+        prof, self._prof = self._prof, None
+        if prof is None:
+            return
+        prof.stop()
+        if export_to is not None:
+            prof.export_chrome_trace(export_to)
 
 
 def _tiny_ops_us(x: Any, n: int) -> float:
