@@ -32,7 +32,7 @@ from advisor.core.script import ScriptSpec
 from advisor.core.serial import from_jsonable
 from advisor.measure import torch_adapter
 from advisor.measure.script_exec import CompileSites, run_script
-from advisor.measure.script_survey import ADVISOR_ERROR, _print_script_traceback, _qualname
+from advisor.measure.script_survey import ADVISOR_ERROR, callable_qualname, print_script_traceback
 from advisor.measure.torch_adapter.intercept import (
     CompileRequest,
     Interceptor,
@@ -140,7 +140,7 @@ class Observer:
 
     def handle(self, req: CompileRequest) -> RoutedCall:
         site_file, site_line, _ = self.sites.place(req)
-        name = type(req.target).__name__ if req.is_module else _qualname(req.target)
+        name = type(req.target).__name__ if req.is_module else callable_qualname(req.target)
         entry = _Watch(name, site_file, site_line)
         self.entries.append(entry)
         routed = _Observed(req.eager_call(), entry, self)
@@ -239,7 +239,7 @@ def main(argv: list[str]) -> int:
         wall_s = time.perf_counter() - start
     observer.abandon()
     if end.error is not None:
-        _print_script_traceback(end.error, spec.path)
+        print_script_traceback(end.error, spec.path)
         error = f"{type(end.error).__name__}: {first_line(end.error)}"
         observation = observer.observation("raised", 1, wall_s, error)
     else:

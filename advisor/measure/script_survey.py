@@ -97,7 +97,7 @@ class Survey:
 
     def handle(self, req: CompileRequest) -> RoutedCall:
         site_file, site_line, ordinal = self.sites.place(req)
-        name = type(req.target).__name__ if req.is_module else _qualname(req.target)
+        name = type(req.target).__name__ if req.is_module else callable_qualname(req.target)
         kind = "--compile" if named_by_compile(req.target) else req.kind
         entry = _Entry(CompiledCallable(name, kind, site_file, site_line, ordinal=ordinal))
         self.entries.append(entry)
@@ -182,7 +182,7 @@ def _on_backward(output: Any, entry: _Entry) -> None:
     tensor.register_hook(seen)
 
 
-def _qualname(fn: Any) -> str:
+def callable_qualname(fn: Any) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", type(fn).__name__))
 
 
@@ -231,14 +231,14 @@ def main(argv: list[str]) -> int:
             survey.out.write_text(json.dumps({ADVISOR_ERROR: str(exc)}), encoding="utf-8")
             return 2
     if end.error is not None:
-        _print_script_traceback(end.error, spec.path)
+        print_script_traceback(end.error, spec.path)
         survey.write("raised", 1, f"{type(end.error).__name__}: {first_line(end.error)}")
         return 1
     survey.write("finished" if end.exit_code == 0 else "exited", end.exit_code)
     return end.exit_code
 
 
-def _print_script_traceback(error: BaseException, path: str) -> None:
+def print_script_traceback(error: BaseException, path: str) -> None:
     """The script's traceback as Python prints it, from the script's own frames down."""
     tb = error.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != path:

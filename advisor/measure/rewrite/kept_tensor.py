@@ -14,13 +14,13 @@ from __future__ import annotations
 import ast
 
 from advisor.measure.rewrite.expressions import method_call_start
+from advisor.measure.rewrite.late_scalar import converted_assignment
 from advisor.measure.rewrite.locate import Site
 from advisor.measure.rewrite.names import dotted
 from advisor.measure.rewrite.outcome import SHARED_LINE, Refusal, Rewrite
 from advisor.measure.rewrite.splice import substitute
 
 KIND = "kept_tensor"
-CONVERSIONS = ("item", "tolist")
 
 
 def rewrite_kept_tensor(site: Site) -> Rewrite | Refusal | None:
@@ -43,18 +43,11 @@ def rewrite_kept_tensor(site: Site) -> Rewrite | Refusal | None:
 
 def _stored_conversion(statement: ast.stmt) -> tuple[str, ast.Call] | None:
     """`a.b = E.tolist()` / `a.b = E.item()`: the attribute's dotted path and the conversion."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+    found = converted_assignment(statement)
+    if found is None or not isinstance(found[0], ast.Attribute):
         return None
-    target, value = statement.targets[0], statement.value
-    if not isinstance(target, ast.Attribute) or not isinstance(value, ast.Call):
-        return None
-    func = value.func
-    if not isinstance(func, ast.Attribute) or func.attr not in CONVERSIONS:
-        return None
-    if value.args or value.keywords:
-        return None
-    path = dotted(target)
-    return (path, value) if path else None
+    path = dotted(found[0])
+    return (path, found[1]) if path else None
 
 
 def _read_back(function: ast.AST, path: str, statement: ast.stmt) -> bool:

@@ -52,19 +52,25 @@ def rewrite_late_scalar(site: Site) -> Rewrite | Refusal | None:
     return Rewrite("late_scalar", site.function, edits, (name,), intended_breaks=returned)
 
 
-def _converted_name(statement: ast.stmt) -> tuple[str, ast.Call] | None:
-    """`name = E.item()` / `name = E.tolist()`: the name and the conversion call."""
+def converted_assignment(statement: ast.stmt | None) -> tuple[ast.expr, ast.Call] | None:
+    """`T = E.item()` / `T = E.tolist()` (one target, no arguments): the target and the call."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
     target, value = statement.targets[0], statement.value
-    if not isinstance(target, ast.Name) or not isinstance(value, ast.Call):
+    if not isinstance(value, ast.Call) or value.args or value.keywords:
         return None
     func = value.func
     if not isinstance(func, ast.Attribute) or func.attr not in CONVERSIONS:
         return None
-    if value.args or value.keywords:
+    return target, value
+
+
+def _converted_name(statement: ast.stmt) -> tuple[str, ast.Call] | None:
+    """`name = E.item()` / `name = E.tolist()`: the name and the conversion call."""
+    found = converted_assignment(statement)
+    if found is None or not isinstance(found[0], ast.Name):
         return None
-    return target.id, value
+    return found[0].id, found[1]
 
 
 def _reads(statement: ast.stmt, name: str) -> bool:

@@ -7,6 +7,7 @@ in the profiled steps, or a profile from another run or rank).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -73,8 +74,8 @@ def pair_by_rank(
     found on one side only is an error naming it."""
     if len(logs) == 1 and len(profiles) == 1:
         return (join_by_compile_id(logs[0], profiles[0]),)
-    by_rank_logs = _by_rank(logs, "TORCH_TRACE log")
-    by_rank_profiles = _by_rank(profiles, "profiler trace")
+    by_rank_logs = by_rank(logs, "TORCH_TRACE log")
+    by_rank_profiles = by_rank(profiles, "profiler trace")
     missing = sorted(set(by_rank_logs) ^ set(by_rank_profiles))
     if missing:
         sides = ", ".join(
@@ -87,11 +88,15 @@ def pair_by_rank(
     )
 
 
-def _by_rank(items: tuple[_Ranked, ...], what: str) -> dict[int, _Ranked]:
+def by_rank(
+    items: Iterable[_Ranked], what: str, unnamed: str = "pair it by hand"
+) -> dict[int, _Ranked]:
+    """The files by the rank each names; one line for a file naming none (`unnamed`: what to
+    do then) or two naming the same one."""
     out: dict[int, _Ranked] = {}
     for item in items:
         if item.rank is None:
-            raise AdvisorError(f"{what} {one_line(item.path)} names no rank: pair it by hand")
+            raise AdvisorError(f"{what} {one_line(item.path)} names no rank: {unnamed}")
         if item.rank in out:
             raise AdvisorError(
                 f"two {what}s for rank {item.rank}: {one_line(out[item.rank].path)} and "

@@ -28,7 +28,7 @@ from advisor.core.errors import AdvisorError, one_line
 from advisor.core.model import Environment, ModeResult, Note, Settings, WorkloadInfo
 from advisor.core.options import FILES_PROTOCOL
 from advisor.measure.capture import build_capture
-from advisor.measure.traces.join import join_by_compile_id
+from advisor.measure.traces.join import by_rank, join_by_compile_id
 from advisor.measure.traces.kineto import KinetoProfile, read_kineto
 from advisor.measure.traces.torch_trace import LOG_GLOB, TraceLog, read_torch_trace
 
@@ -113,20 +113,11 @@ def _of_rank(
         return None
     if len(items) == 1 and (not asked or items[0].rank in (None, rank)):
         return items[0]
-    by_rank: dict[int, _Ranked] = {}
-    for item in items:
-        if item.rank is None:
-            raise AdvisorError(f"{what} {one_line(item.path)} names no rank: give one per run")
-        if item.rank in by_rank:
-            raise AdvisorError(
-                f"two {what}s for rank {item.rank}: {one_line(by_rank[item.rank].path)} and "
-                f"{one_line(item.path)}"
-            )
-        by_rank[item.rank] = item
-    if rank not in by_rank:
+    ranked = by_rank(items, what, unnamed="give one per run")
+    if rank not in ranked:
         known = ", ".join(str(r) for r in ranks) or "none"
         raise AdvisorError(f"no {what} for rank {rank} (ranks in the files: {known})")
-    return by_rank[rank]
+    return ranked[rank]
 
 
 def measurements_from_files(inputs: FileInputs, created_at: str = "") -> Measurements:
