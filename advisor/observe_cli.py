@@ -28,10 +28,10 @@ from advisor.core.artifacts import Measurements
 from advisor.core.errors import AdvisorError
 from advisor.core.model import Note, Report, WorkloadInfo
 from advisor.core.options import REDACT_HELP
-from advisor.core.script import ScriptSpec, shown_params
+from advisor.core.script import CompiledCallable, ScriptSpec, shown_params
 
 if TYPE_CHECKING:
-    from advisor.measure.observe_hook import Observation, ObservePlan, SeenCallable
+    from advisor.measure.observe_hook import Observation, ObservePlan
 
 TRACE_DIR = "torch_trace"
 RANKS_WAIT_S = 120.0  # rank 0 waits this long for the other ranks' profiles after its own run
@@ -262,5 +262,5 @@ def _measurements(
     return replace(m, workload=workload, notes=tuple(notes))
 
 
-def _site(seen: SeenCallable, how: str = "compiled at ") -> str:
+def _site(seen: CompiledCallable, how: str = "compiled at ") -> str:
     return f"{how}{Path(seen.site_file).name}:{seen.site_line}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 UNITS = ("call", "iteration")
 
@@ -56,6 +57,19 @@ class CompiledCallable:
     @property
     def call_site(self) -> str:
         return f"{self.call_file}:{self.call_line}" if self.call_file else ""
+
+    def named(self, pick: str) -> bool:
+        """`pick` as `--callable` reads it: FILE:LINE where it was compiled or first called
+        (the file by its path or its name), else its name (a module's class, a function's
+        qualified name, or that name's last part)."""
+        file, _, line = pick.rpartition(":")
+        if file and line.isdigit():
+            places = ((self.site_file, self.site_line), (self.call_file, self.call_line))
+            return any(
+                at == int(line) and (where == file or Path(where).name == Path(file).name)
+                for where, at in places
+            )
+        return self.name == pick or self.name.endswith(f".{pick}")
 
 
 @dataclass(frozen=True)

@@ -112,16 +112,14 @@ def _what_if_for(entry: BreakEntry, what_ifs: tuple[WhatIf, ...], step: Step) ->
     mine = [w for w in what_ifs if w.kind in ENTRY_WHAT_IFS and ids & set(w.targets)]
     clean = [w for w in mine if _removes_cleanly(w, entry, step)]
     if clean:
-        return max(clean, key=lambda w: _lower_bound(w) if _beyond_noise(w) else -math.inf)
+        return max(clean, key=_paying_lower_bound)
     return (mine or [None])[0]
 
 
-def _lower_bound(w: WhatIf) -> float:
-    return w.saving_ci_ms[0] if w.saving_ci_ms is not None else -math.inf
-
-
-def _beyond_noise(w: WhatIf) -> bool:
-    return w.saving_ci_ms is not None and w.saving_ci_ms[0] > 0
+def _paying_lower_bound(w: WhatIf) -> float:
+    """Its saving interval's lower bound where that is above zero, else -inf (not paying)."""
+    low = w.saving_ci_ms[0] if w.saving_ci_ms is not None else -math.inf
+    return low if low > 0 else -math.inf
 
 
 def _removes_cleanly(w: WhatIf, entry: BreakEntry, step: Step) -> bool:

@@ -22,16 +22,16 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from advisor.core.errors import AdvisorError, first_line
 from advisor.core.processes import run_process
-from advisor.core.script import ScriptSpec
+from advisor.core.script import CompiledCallable, ScriptSpec
 from advisor.core.serial import from_jsonable
 from advisor.measure import torch_adapter
-from advisor.measure.script_exec import CompileSites, run_script
+from advisor.measure.script_exec import CompileSites, named_by_compile, run_script
 from advisor.measure.script_survey import ADVISOR_ERROR, callable_qualname, print_script_traceback
 from advisor.measure.torch_adapter.intercept import (
     CompileRequest,
@@ -58,30 +58,6 @@ class ObservePlan:
 
 
 @dataclass(frozen=True)
-class SeenCallable:
-    """A callable the script passed through `torch.compile`, as the run saw it."""
-
-    name: str
-    site_file: str
-    site_line: int
-    call_file: str = ""
-    call_line: int = 0
-    calls: int = 0
-
-    def named(self, pick: str) -> bool:
-        """`pick` as `--callable` reads it: FILE:LINE where it was compiled or first called,
-        else its name (a module's class, a function's qualified name)."""
-        file, _, line = pick.rpartition(":")
-        if file and line.isdigit():
-            places = ((self.site_file, self.site_line), (self.call_file, self.call_line))
-            return any(
-                at == int(line) and (where == file or Path(where).name == Path(file).name)
-                for where, at in places
-            )
-        return self.name == pick or self.name.endswith(f".{pick}")
-
-
-@dataclass(frozen=True)
 class Observation:
     """How the observed run went: how the script ended, its own wall time, every compiled
     callable it reached, which one was profiled and what profiling it cost."""
@@ -89,7 +65,7 @@ class Observation:
     ended: str  # "finished", "exited", "raised"
     exit_code: int
     wall_s: float  # the script's run, from its start to its end (profiling and export included)
-    callables: tuple[SeenCallable, ...] = ()
+    callables: tuple[CompiledCallable, ...] = ()
     observed: int | None = None  # index in `callables`
     steps: int = 0  # calls profiled to their end
     steps_s: float = 0.0  # wall time inside the profiled calls
@@ -98,24 +74,23 @@ class Observation:
     error: str = ""  # the script's own exception, one line
 
     @property
-    def hot(self) -> SeenCallable | None:
+    def hot(self) -> CompiledCallable | None:
         return None if self.observed is None else self.callables[self.observed]
 
 
 @dataclass
 class _Watch:
-    """One compiled callable while the script runs (mutable: counted at each call)."""
+    """One compiled callable while the script runs: its record, and what its calls show so far
+    (mutable: counted at each call)."""
 
-    name: str
-    site_file: str
-    site_line: int
+    record: CompiledCallable
+    calls: int = 0
     call_file: str = ""
     call_line: int = 0
-    calls: int = 0
 
-    def frozen(self) -> SeenCallable:
-        return SeenCallable(
-            self.name, self.site_file, self.site_line, self.call_file, self.call_line, self.calls
+    def frozen(self) -> CompiledCallable:
+        return replace(
+            self.record, calls=self.calls, call_file=self.call_file, call_line=self.call_line
         )
 
     def named(self, pick: str) -> bool:
@@ -139,9 +114,10 @@ class Observer:
     export_s: float = 0.0
 
     def handle(self, req: CompileRequest) -> RoutedCall:
-        site_file, site_line, _ = self.sites.place(req)
+        site_file, site_line, ordinal = self.sites.place(req)
         name = type(req.target).__name__ if req.is_module else callable_qualname(req.target)
-        entry = _Watch(name, site_file, site_line)
+        kind = "--compile" if named_by_compile(req.target) else req.kind
+        entry = _Watch(CompiledCallable(name, kind, site_file, site_line, ordinal=ordinal))
         self.entries.append(entry)
         routed = _Observed(req.eager_call(), entry, self)
         assert self.interceptor is not None

@@ -144,14 +144,9 @@ def _hottest(callables: tuple[CompiledCallable, ...]) -> int:
 
 def _pick(pick: str, callables: tuple[CompiledCallable, ...]) -> int:
     """`--callable FILE:LINE` (where it was compiled or first called) or `--callable NAME`."""
-    file, _, line = pick.rpartition(":")
-    for i, c in enumerate(callables):
-        if file and line.isdigit():
-            for where, at in ((c.site_file, c.site_line), (c.call_file, c.call_line)):
-                if at == int(line) and (where == file or Path(where).name == Path(file).name):
-                    return i
-        elif c.name == pick or c.name.endswith(f".{pick}"):
-            return i
+    found = next((i for i, c in enumerate(callables) if c.named(pick)), None)
+    if found is not None:
+        return found
     known = ", ".join(f"{c.name} ({Path(c.site_file).name}:{c.site_line})" for c in callables)
     raise AdvisorError(f"--callable {pick} matches no compiled callable of the script ({known})")
 

@@ -15,12 +15,14 @@ so the fix can be measured and its value shown.
 from __future__ import annotations
 
 import ast
+import functools
+import os
 from dataclasses import dataclass
 
 from advisor.core.model import BreakSite, FunctionEdit, LibraryOption, Location, Patch
 from advisor.measure.rewrite.locate import Site, locate, qualnames
 from advisor.measure.rewrite.outcome import Refusal
-from advisor.measure.rewrite.source import last_line, read_source
+from advisor.measure.rewrite.source import Source, last_line, read_source
 
 KIND = "library_option"
 
@@ -94,11 +96,28 @@ def _owner_taking(frame: Location, name: str) -> tuple[str, int] | None:
 
 
 def _site(frame: Location) -> Site | None:
-    source = read_source(frame.file)
-    if isinstance(source, Refusal):
+    """The frame's line located in its file. Every library break's stack is searched, and
+    stacks share their frames (a break met again in each resumed frame) and files (a large
+    library module holds many of them): each file is parsed once and each line located once
+    while the file is unchanged (it is keyed by its modification time and size)."""
+    try:
+        stat = os.stat(frame.file)
+    except OSError:
         return None
-    site = locate(source, frame.line)
+    return _located(frame.file, frame.line, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _located(file: str, line: int, mtime_ns: int, size: int) -> Site | None:
+    source = _parsed(file, mtime_ns, size)
+    site = locate(source, line) if source is not None else None
     return None if isinstance(site, Refusal) else site
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(file: str, mtime_ns: int, size: int) -> Source | None:
+    source = read_source(file)
+    return None if isinstance(source, Refusal) else source
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
